@@ -1,0 +1,311 @@
+"""A tiny autograd engine over numpy: the lesson's Tensor.
+
+Every operation makes a new Tensor that remembers its parents and a backward
+rule. The rule takes the gradient of the loss with respect to the result,
+``g`` (the upstream gradient, of the result's shape), and returns one gradient
+per parent, each of that parent's shape. ``backward()`` walks the recorded
+graph from the loss to the leaves and applies the chain rule.
+
+Where this file does not say otherwise it follows PyTorch's semantics.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+
+import numpy as np
+
+_grad_enabled = True
+
+
+def is_grad_enabled() -> bool:
+    """True unless inside a ``no_grad()`` block (given)."""
+    return _grad_enabled
+
+
+@contextlib.contextmanager
+def no_grad() -> Iterator[None]:
+    """Stop recording graphs inside the block, as ``torch.no_grad()``.
+
+    Inside, every op makes a plain leaf (no parents, ``requires_grad=False``).
+    Blocks nest, and on exit the mode is what it was before the block, also
+    when an exception leaves it. Set the module's ``_grad_enabled`` flag.
+    """
+    raise NotImplementedError("Task 2.3: no_grad")
+
+
+def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Sum a broadcast gradient back down to ``shape``.
+
+    numpy broadcasting adds leading axes and stretches size-1 axes. The
+    gradient of a broadcast input is the sum over every axis it was stretched
+    along: first sum away the extra leading axes, then sum (keepdims=True)
+    over each axis where ``shape`` has size 1 and ``grad`` does not.
+    Example: grad of shape (4, 2, 3) down to shape (2, 1) -> sum over axis 0,
+    then over axis 2 keeping it.
+    """
+    raise NotImplementedError("Task 1.1: unbroadcast")
+
+
+def op(data, parents: Sequence[Tensor], backward: Callable) -> Tensor:
+    """Make the result of an op, recording the graph when it is needed (given).
+
+    The result requires grad iff grad mode is on and any parent requires it
+    (PyTorch's rule); only then does it keep its parents and backward rule.
+    """
+    if _grad_enabled and any(p.requires_grad for p in parents):
+        return Tensor(data, requires_grad=True, parents=tuple(parents), backward=backward)
+    return Tensor(data)
+
+
+def _as_tensor(value) -> Tensor:
+    return value if isinstance(value, Tensor) else Tensor(value)
+
+
+class Tensor:
+    """An n-dimensional float64 array that records how it was computed."""
+
+    def __init__(self, data, requires_grad: bool = False, parents=(), backward=None):
+        self.data = np.array(data, dtype=np.float64)
+        self.grad: np.ndarray | None = None
+        self.requires_grad = bool(requires_grad)
+        self._parents = tuple(parents)
+        self._backward = backward
+
+    # ----- plain array behaviour (given) -----
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.data.shape
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim
+
+    def item(self) -> float:
+        return float(self.data.item())
+
+    def numpy(self) -> np.ndarray:
+        return self.data
+
+    def detach(self) -> Tensor:
+        return Tensor(self.data)
+
+    def to(self, device) -> Tensor:
+        if str(device) != "cpu":
+            raise ValueError(f"this engine runs on numpy only: got device={device!r}, expected 'cpu'")
+        return self
+
+    def __repr__(self) -> str:
+        flag = ", requires_grad=True" if self.requires_grad else ""
+        return f"Tensor({np.array2string(self.data, precision=4)}{flag})"
+
+    # ----- arithmetic: forward given, backward rules are the exercises -----
+    def __add__(self, other) -> Tensor:
+        other = _as_tensor(other)
+        x, y = self.data, other.data
+
+        def backward(g):
+            """out = x + y: dL/dx = g, dL/dy = g, each unbroadcast to its input's shape."""
+            raise NotImplementedError("Task 1.2: backward of +")
+
+        return op(x + y, (self, other), backward)
+
+    def __radd__(self, other) -> Tensor:
+        return _as_tensor(other) + self
+
+    def __neg__(self) -> Tensor:
+        def backward(g):
+            """out = -x: dL/dx = -g."""
+            raise NotImplementedError("Task 1.2: backward of unary -")
+
+        return op(-self.data, (self,), backward)
+
+    def __sub__(self, other) -> Tensor:
+        other = _as_tensor(other)
+        x, y = self.data, other.data
+
+        def backward(g):
+            """out = x - y: dL/dx = g, dL/dy = -g, each unbroadcast to its input's shape."""
+            raise NotImplementedError("Task 1.2: backward of -")
+
+        return op(x - y, (self, other), backward)
+
+    def __rsub__(self, other) -> Tensor:
+        return _as_tensor(other) - self
+
+    def __mul__(self, other) -> Tensor:
+        other = _as_tensor(other)
+        x, y = self.data, other.data
+
+        def backward(g):
+            """out = x * y: dL/dx = g * y, dL/dy = g * x, each unbroadcast."""
+            raise NotImplementedError("Task 1.3: backward of *")
+
+        return op(x * y, (self, other), backward)
+
+    def __rmul__(self, other) -> Tensor:
+        return _as_tensor(other) * self
+
+    def __truediv__(self, other) -> Tensor:
+        other = _as_tensor(other)
+        x, y = self.data, other.data
+
+        def backward(g):
+            """out = x / y: dL/dx = g / y, dL/dy = -g * x / y**2, each unbroadcast."""
+            raise NotImplementedError("Task 1.3: backward of /")
+
+        return op(x / y, (self, other), backward)
+
+    def __rtruediv__(self, other) -> Tensor:
+        return _as_tensor(other) / self
+
+    def __pow__(self, p: float) -> Tensor:
+        x = self.data
+
+        def backward(g):
+            """out = x ** p (p a number): dL/dx = g * p * x ** (p - 1)."""
+            raise NotImplementedError("Task 1.5: backward of **")
+
+        return op(x**p, (self,), backward)
+
+    def __matmul__(self, other) -> Tensor:
+        other = _as_tensor(other)
+        x, w = self.data, other.data
+
+        def backward(g):
+            """out = x @ w (2-D): dL/dx = g @ w.T, dL/dw = x.T @ g."""
+            raise NotImplementedError("Task 1.4: backward of @")
+
+        return op(x @ w, (self, other), backward)
+
+    def exp(self) -> Tensor:
+        out = np.exp(self.data)
+
+        def backward(g):
+            """out = exp(x): dL/dx = g * exp(x), which is g * out."""
+            raise NotImplementedError("Task 1.5: backward of exp")
+
+        return op(out, (self,), backward)
+
+    def log(self) -> Tensor:
+        x = self.data
+
+        def backward(g):
+            """out = log(x): dL/dx = g / x."""
+            raise NotImplementedError("Task 1.5: backward of log")
+
+        return op(np.log(x), (self,), backward)
+
+    def relu(self) -> Tensor:
+        x = self.data
+
+        def backward(g):
+            """out = max(x, 0): dL/dx = g where x > 0, else 0 (also at exactly 0, as PyTorch)."""
+            raise NotImplementedError("Task 1.6: backward of relu")
+
+        return op(np.maximum(x, 0.0), (self,), backward)
+
+    def tanh(self) -> Tensor:
+        out = np.tanh(self.data)
+
+        def backward(g):
+            """out = tanh(x): dL/dx = g * (1 - out**2)."""
+            raise NotImplementedError("Task 1.6: backward of tanh")
+
+        return op(out, (self,), backward)
+
+    def sigmoid(self) -> Tensor:
+        out = 0.5 * (1.0 + np.tanh(0.5 * self.data))  # 1 / (1 + exp(-x)), without overflow
+
+        def backward(g):
+            """out = 1 / (1 + exp(-x)): dL/dx = g * out * (1 - out)."""
+            raise NotImplementedError("Task 1.6: backward of sigmoid")
+
+        return op(out, (self,), backward)
+
+    # ----- reductions and shapes -----
+    def sum(self, axis=None, keepdims: bool = False) -> Tensor:
+        shape = self.shape
+
+        def backward(g):
+            """out = x.sum(axis): every input element gets the g of the output it was
+            summed into. Put the summed axes back as size 1 with the given
+            _keep_reduced_axes(g, shape, axis, keepdims), then broadcast to x's shape."""
+            raise NotImplementedError("Task 1.7: backward of sum")
+
+        return op(self.data.sum(axis=axis, keepdims=keepdims), (self,), backward)
+
+    def mean(self, axis=None, keepdims: bool = False) -> Tensor:
+        shape, out = self.shape, self.data.mean(axis=axis, keepdims=keepdims)
+        count = self.data.size // max(np.size(out), 1)
+
+        def backward(g):
+            """out = x.mean(axis): like sum's rule, divided by the number of
+            elements averaged into each output (x.size // out.size)."""
+            raise NotImplementedError("Task 1.7: backward of mean")
+
+        return op(out, (self,), backward)
+
+    def square_mean(self) -> Tensor:
+        x = self.data
+
+        def backward(g):
+            """out = mean(x**2) over all n elements: dL/dx = g * 2 * x / n."""
+            raise NotImplementedError("Task 1.7: backward of square_mean")
+
+        return op(np.mean(x**2), (self,), backward)
+
+    def reshape(self, *shape) -> Tensor:
+        old = self.shape
+
+        def backward(g):
+            """out = x.reshape(shape): dL/dx = g reshaped back to x's shape."""
+            raise NotImplementedError("Task 1.8: backward of reshape")
+
+        return op(self.data.reshape(*shape), (self,), backward)
+
+    @property
+    def T(self) -> Tensor:
+        def backward(g):
+            """out = x.T (all axes reversed): dL/dx = g.T, reversing them back."""
+            raise NotImplementedError("Task 1.8: backward of .T")
+
+        return op(self.data.T, (self,), backward)
+
+    # ----- the engine -----
+    def backward(self, grad=None) -> None:
+        """Backpropagate from this tensor into the ``.grad`` of every leaf.
+
+        1. Errors, as PyTorch: ``RuntimeError`` if this tensor does not require
+           grad; ``RuntimeError`` if ``grad`` is None and this tensor has more
+           than one element (otherwise seed with ones); ``ValueError`` if a
+           given ``grad`` does not have this tensor's shape.
+        2. Order the graph so every node comes after all nodes that use it (a
+           reverse topological order), iteratively: a chain of 10,000 ops must
+           not hit Python's recursion limit.
+        3. Walk that order with a dict from node to its gradient: call each
+           node's ``_backward(g)`` and add each returned gradient into its
+           parent's entry (a tensor used twice gets both contributions).
+        4. Add (never assign) into ``.grad`` of every leaf that requires grad,
+           so separate backward calls accumulate.
+        """
+        raise NotImplementedError("Task 2.1: backward, the engine")
+
+
+def _reverse_topological_order(root: Tensor) -> list[Tensor]:
+    """``root`` and every node it depends on that requires grad, each node
+    after all the nodes that use it (so a node's gradient is complete when it
+    is reached). Use an explicit stack, not recursion (task 2.4): a
+    depth-first search that appends a node once all its parents are done
+    gives the opposite order; reverse it at the end."""
+    raise NotImplementedError("Task 2.1: topological order")
+
+
+def _keep_reduced_axes(g, shape, axis, keepdims) -> np.ndarray:
+    """Given: put back the axes a reduction removed, as size 1, so g broadcasts to shape."""
+    g = np.asarray(g, dtype=np.float64)
+    if keepdims or axis is None and g.ndim == len(shape):
+        return g
+    axes = range(len(shape)) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
+    return np.expand_dims(g, tuple(a % len(shape) for a in axes))

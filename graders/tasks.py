@@ -1,0 +1,54 @@
+"""The task table: every graded unit, its id, title, file and points (100 in all).
+
+Task 6.2 (fit_torch on CUDA) carries no points: most graders have no GPU, and
+a grade must not depend on the machine that computed it. It is still run and
+reported wherever CUDA is present.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    title: str
+    module: str
+    points: int
+
+    @property
+    def marker(self) -> str:
+        return "task" + self.id.replace(".", "_")
+
+
+TASKS = (
+    Task("1.1", "unbroadcast", "tensor", 4),
+    Task("1.2", "backward of +, - and unary -", "tensor", 4),
+    Task("1.3", "backward of * and /", "tensor", 4),
+    Task("1.4", "backward of @", "tensor", 5),
+    Task("1.5", "backward of **, exp and log", "tensor", 5),
+    Task("1.6", "backward of relu, tanh and sigmoid", "tensor", 5),
+    Task("1.7", "backward of sum, mean and square_mean", "tensor", 5),
+    Task("1.8", "backward of reshape and .T", "tensor", 3),
+    Task("2.1", "backward(): topological order and the chain rule", "tensor", 8),
+    Task("2.2", "backward(): seeding, accumulation and errors", "tensor", 5),
+    Task("2.3", "no_grad()", "tensor", 4),
+    Task("2.4", "backward() on deep graphs", "tensor", 3),
+    Task("3.1", "SGD: zero_grad and step", "optim", 4),
+    Task("3.2", "SGD: momentum, weight decay and state dict", "optim", 4),
+    Task("3.3", "Adam", "optim", 5),
+    Task("4.1", "DataLoader: batching and coverage", "data", 4),
+    Task("4.2", "DataLoader: shuffling", "data", 3),
+    Task("5.1", "train_epoch", "train", 5),
+    Task("5.2", "evaluate", "train", 3),
+    Task("5.3", "gradient accumulation and clip_grad_norm", "train", 4),
+    Task("5.4", "fit reaches the noise floor", "train", 5),
+    Task("5.5", "fit: checkpoint and resume", "train", 4),
+    Task("6.1", "fit_torch on the CPU", "torch_loop", 4),
+    Task("6.2", "fit_torch on CUDA", "torch_loop", 0),
+)
+
+BY_ID = {task.id: task for task in TASKS}
+TOTAL_POINTS = sum(task.points for task in TASKS)
+assert TOTAL_POINTS == 100, TOTAL_POINTS
