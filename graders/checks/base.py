@@ -1,0 +1,185 @@
+"""What every check shares: asking the worker, reading its claims, comparing, Hypothesis.
+
+A check is a function of a Context that returns normally when the task passes
+and raises NotAttempted or CheckFailed (with the rendered message) at the first
+rung of its ladder that fails.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+from hypothesis import HealthCheck, Phase, given, seed, settings
+
+from .. import messages as msg
+from ..tasks import BY_ID, Task
+from ..worker_process import Worker, WorkerDied, WorkerTimedOut
+
+STUB_MESSAGE = re.compile(r"^Task (\d\.\d)\b")
+DEFAULT_TIMEOUT = 10.0
+
+
+class NotAttempted(Exception):
+    """The task's own stub is still in place."""
+
+
+class CheckFailed(Exception):
+    """A rung of the ladder failed; the argument is the whole message."""
+
+
+@dataclass
+class Tolerance:
+    rtol: float = 1e-10
+    atol: float = 1e-12
+
+    def allowed(self, expected: np.ndarray) -> np.ndarray:
+        scale = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
+        return self.atol * scale + self.rtol * np.abs(expected)
+
+
+@dataclass
+class Context:
+    task: Task
+    worker: Worker
+    missing: tuple[str, ...] = ()
+    key: int | None = None
+    cuda: bool = False
+    examples: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    # ----- asking the worker -----
+    def ask(self, verb: str, doing: str, *, timeout: float = DEFAULT_TIMEOUT, **args):
+        """The worker's answer to one request, or CheckFailed/NotAttempted in the student's terms."""
+        head = msg.header(self.task, doing=doing)
+        try:
+            reply = self.worker.request(verb, args, timeout)
+        except WorkerTimedOut:
+            raise CheckFailed(msg.TIMED_OUT.format(seconds=timeout, **head)) from None
+        except WorkerDied:
+            words = self.worker.last_words()
+            raise CheckFailed(msg.lines(msg.DIED.format(**head),
+                                        words and msg.LAST_WORDS.format(line=words))) from None
+        if "ok" in reply:
+            return reply["ok"]
+        error = reply["error"]
+        stub = STUB_MESSAGE.match(error.get("message", ""))
+        if "NotImplementedError" in error.get("mro", ()) and stub:
+            if stub[1] == self.task.id:
+                raise NotAttempted(self.not_attempted_text(error["message"]))
+            raise CheckFailed(msg.NEEDS_OTHER_TASK.format(task=self.task.id, what=error["message"]))
+        text = f"{error['type']}: {error['message']}" if error.get("message") else error["type"]
+        raise CheckFailed(msg.lines(msg.RAISED.format(error=text, **head),
+                                    error.get("where") and msg.RAISED_AT.format(where=error["where"])))
+
+    def not_attempted_text(self, stub_message: str) -> str:
+        what = stub_message.split(":", 1)[-1].strip()
+        return msg.NOT_ATTEMPTED.format(task=self.task.id, what=what, file=f"{self.task.module}.py")
+
+    def require_files(self, *modules: str) -> None:
+        for name in modules:
+            if name in self.missing:
+                raise CheckFailed(msg.MISSING_FILE.format(task=self.task.id, file=f"{name}.py"))
+
+    def fail(self, what: str, got: str, expected: str):
+        raise CheckFailed(msg.WRONG_KIND.format(what=what, got=got, expected=expected, **msg.header(self.task)))
+
+    # ----- reading claims -----
+    def array(self, claim: dict, shape: tuple, what: str) -> np.ndarray:
+        """A claimed float64 array of exactly ``shape``, all finite (a 0-d one may be a scalar)."""
+        kind = claim.get("kind")
+        scalar_ok = kind in ("numpy scalar", "number") and shape == ()
+        if kind != "ndarray" and not scalar_ok:
+            self.fail(what, f"a {claim.get('type')}", f"an ndarray of shape {shape}")
+        value = np.asarray(claim["array"] if "array" in claim else claim["value"])
+        if kind != "number" and value.dtype != np.float64:
+            self.fail(what, f"an array of dtype {value.dtype}", "float64")
+        value = value.astype(np.float64)
+        if value.shape != shape:
+            raise CheckFailed(msg.lines(
+                msg.WRONG_KIND.format(what=what, got=f"of shape {value.shape}", expected=f"shape {shape}",
+                                      **msg.header(self.task)),
+                (hint := msg.diagnose(value, np.zeros(shape))) and msg.HINT.format(hint=hint)))
+        if not np.all(np.isfinite(value)):
+            self.fail(what, "not finite (it holds nan or inf)", "finite values")
+        return value
+
+    def number(self, claim: dict, what: str) -> float:
+        """A claimed Python float (numpy's float64 is a float too), finite."""
+        if claim.get("kind") == "number" and claim.get("type") == "float":
+            value = claim["value"]
+        elif claim.get("kind") == "numpy scalar" and claim.get("type") == "float64":
+            value = float(claim["array"])
+        else:
+            self.fail(what, f"a {claim.get('type')}", "a Python float (read the loss with .item())")
+        if not np.isfinite(value):
+            self.fail(what, f"{value}", "a finite number")
+        return float(value)
+
+    def sequence(self, claim: dict, length: int, what: str) -> list[dict]:
+        if claim.get("kind") != "sequence":
+            self.fail(what, f"a {claim.get('type')}", f"a tuple of {length}")
+        if len(claim["items"]) != length:
+            self.fail(what, f"{len(claim['items'])} values", f"{length}")
+        return claim["items"]
+
+    # ----- comparing -----
+    def compare(self, yours: np.ndarray, expected: np.ndarray, what: str, *, inputs: list[str] = (),
+                source: str = "", hint: str | None = None, tol: Tolerance = Tolerance()) -> None:
+        yours, expected = np.asarray(yours, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+        error = np.abs(yours - expected)
+        bad = error > tol.allowed(expected)
+        if not np.any(bad):
+            return
+        index = np.unravel_index(int(np.argmax(np.where(bad, error, -1))), error.shape) if error.ndim else ()
+        classic = msg.diagnose(yours, expected)
+        raise CheckFailed(msg.lines(
+            msg.WRONG_VALUE_HEAD.format(what=what, **msg.header(self.task)),
+            *inputs,
+            msg.YOURS.format(value=msg.array_text(yours)),
+            msg.EXPECTED_FROM.format(value=msg.array_text(expected), source=source),
+            msg.LARGEST_ERROR.format(error=float(error[index]), index=tuple(int(i) for i in index),
+                                     atol=tol.atol, rtol=tol.rtol),
+            msg.HINT.format(hint=classic or hint) if (classic or hint) else "",
+        ))
+
+    # ----- Hypothesis -----
+    def forall(self, strategy, test, *, examples: int) -> None:
+        """Run ``test(value)`` over ``examples`` drawn values, derandomized (or seeded by the key).
+
+        A dead or hung worker stops the search at once: later examples fail
+        fast with the same message instead of restarting it again and again.
+        """
+        broken: list[CheckFailed] = []
+
+        def body(value):
+            if broken:
+                raise broken[0]
+            self.examples += 1
+            try:
+                test(value)
+            except CheckFailed as failure:
+                if self.worker.process is None:  # the worker was stopped: died or timed out
+                    broken.append(failure)
+                raise
+
+        options = settings(max_examples=examples, derandomize=self.key is None, database=None, deadline=None,
+                           print_blob=False, suppress_health_check=list(HealthCheck),
+                           phases=(Phase.explicit, Phase.generate, Phase.shrink), report_multiple_bugs=False)
+        run = options(given(strategy)(body))
+        if self.key is not None:
+            run = seed(self.key)(run)
+        run()
+
+
+def task(task_id: str):
+    """Register a check function for a task id."""
+    def register(function):
+        CHECKS[task_id] = function
+        function.task = BY_ID[task_id]
+        return function
+    return register
+
+
+CHECKS: dict = {}

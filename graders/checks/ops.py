@@ -1,0 +1,260 @@
+"""Tasks 1.1-1.8: each op's backward rule against torch.autograd, one line per op.
+
+The rule is called directly (``out._backward(g)``), not through the engine,
+so these tasks can be done, and graded, before task 2.1. In tasks 1.2 and 1.3
+the rules call the reference ``unbroadcast``, so a mistake in 1.1 costs once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from hypothesis import strategies as st
+
+from .. import messages as msg
+from .. import reference
+from .. import strategies as s
+from ..worker_process import WorkerDied, WorkerTimedOut
+from .base import CheckFailed, Context, Tolerance, task
+
+EXAMPLES_PER_OP = 40
+NAMES = "ab"
+
+
+@dataclass(frozen=True)
+class OpCase:
+    task: str
+    op: str
+    text: str
+    torch: Callable
+    operands: st.SearchStrategy  # of (operands, kwargs); an operand is an ndarray or a float constant
+    fixed: tuple
+    hint: str
+
+
+def _pair(*, low=-3.0, high=3.0, divisor=False):
+    return s.broadcast_pairs().flatmap(lambda shapes: st.tuples(
+        s.arrays(shapes[0], low=low, high=high),
+        s.arrays(shapes[1], low=low, high=high, away_from_zero=0.5 if divisor else 0.0),
+    ).map(lambda ab: (list(ab), {})))
+
+
+def _with_constant(*, left: bool, divisor=False):
+    constant = s.values(low=-3.0, high=3.0, away_from_zero=0.5)
+    tensor = s.shapes().flatmap(lambda shape: s.arrays(shape, away_from_zero=0.5 if divisor else 0.0))
+    return st.tuples(constant, tensor).map(lambda ct: ([ct[0], ct[1]] if left else [ct[1], ct[0]], {}))
+
+
+def _unary(*, low=-3.0, high=3.0, away_from_zero=0.0, min_dims=0):
+    return s.shapes(min_dims=min_dims).flatmap(
+        lambda shape: s.arrays(shape, low=low, high=high, away_from_zero=away_from_zero)).map(lambda a: ([a], {}))
+
+
+def _matmul():
+    sizes = st.tuples(*[st.integers(1, 4)] * 3)
+    return sizes.flatmap(lambda nkm: st.tuples(s.arrays((nkm[0], nkm[1])), s.arrays((nkm[1], nkm[2])))) \
+        .map(lambda ab: (list(ab), {}))
+
+
+def _power():
+    exponent = st.sampled_from([-2.0, -1.0, -0.5, 0.5, 1.5, 2.0, 3.0])
+    base = s.shapes().flatmap(lambda shape: s.arrays(shape, low=0.5, high=2.5))
+    return st.tuples(base, exponent).map(lambda bp: ([bp[0]], {"p": bp[1]}))
+
+
+def _reduction():
+    return s.shapes(min_dims=1).flatmap(lambda shape: st.tuples(
+        s.arrays(shape), s.axes(len(shape)), st.booleans(),
+    )).map(lambda a: ([a[0]], {"axis": a[1], "keepdims": a[2]}))
+
+
+def _reshape():
+    return s.shapes(min_dims=1).flatmap(lambda shape: st.tuples(s.arrays(shape), s.reshapes(shape))) \
+        .map(lambda a: ([a[0]], {"shape": a[1]}))
+
+
+def _torch_reduce(name):
+    def reduce(a, axis=None, keepdims=False):
+        dims = tuple(range(a.ndim)) if axis is None else axis
+        return getattr(torch, name)(a, dim=dims, keepdim=keepdims)
+    return reduce
+
+
+A = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+B = np.array([0.5, 2.0, -1.5])
+W = np.array([[1.0, -0.5], [0.25, 2.0], [-1.5, 0.75]])
+POSITIVE = np.array([[0.5, 1.0, 2.0], [1.5, 0.25, 3.0]])
+
+# The op table, written out: task, op, how it reads, torch's version, inputs, a friendly point, the math.
+CASES = (
+    OpCase("1.2", "add", "a + b", lambda a, b: a + b, _pair(), ([A, B], {}), "out = a + b: dL/da = g, dL/db = g, each summed back to its input's shape"),
+    OpCase("1.2", "add", "a + 2.5", lambda a, b: a + b, _with_constant(left=False), ([A, 2.5], {}), "a constant gets no gradient; dL/da = g"),
+    OpCase("1.2", "add", "2.5 + b", lambda a, b: a + b, _with_constant(left=True), ([2.5, A], {}), "a constant gets no gradient; dL/db = g"),
+    OpCase("1.2", "sub", "a - b", lambda a, b: a - b, _pair(), ([A, B], {}), "out = a - b: dL/da = g, dL/db = -g, each summed back to its input's shape"),
+    OpCase("1.2", "sub", "2.5 - b", lambda a, b: a - b, _with_constant(left=True), ([2.5, A], {}), "out = c - b: dL/db = -g"),
+    OpCase("1.2", "neg", "-a", lambda a: -a, _unary(), ([A], {}), "out = -a: dL/da = -g"),
+    OpCase("1.3", "mul", "a * b", lambda a, b: a * b, _pair(), ([A, B], {}), "out = a * b: dL/da = g * b, dL/db = g * a, each summed back to its input's shape"),
+    OpCase("1.3", "mul", "a * 2.5", lambda a, b: a * b, _with_constant(left=False), ([A, 2.5], {}), "out = a * c: dL/da = g * c"),
+    OpCase("1.3", "div", "a / b", lambda a, b: a / b, _pair(divisor=True), ([A, B], {}), "out = a / b: dL/da = g / b, dL/db = -g * a / b**2"),
+    OpCase("1.3", "div", "2.5 / b", lambda a, b: a / b, _with_constant(left=True, divisor=True), ([2.5, POSITIVE], {}), "out = c / b: dL/db = -g * c / b**2"),
+    OpCase("1.4", "matmul", "a @ b", lambda a, b: a @ b, _matmul(), ([A, W], {}), "out = a @ b: dL/da = g @ b.T, dL/db = a.T @ g"),
+    OpCase("1.5", "pow", "a ** p", lambda a, p: a**p, _power(), ([POSITIVE], {"p": 3.0}), "out = a ** p: dL/da = g * p * a ** (p - 1)"),
+    OpCase("1.5", "exp", "a.exp()", torch.exp, _unary(), ([A], {}), "out = exp(a): dL/da = g * exp(a)"),
+    OpCase("1.5", "log", "a.log()", torch.log, _unary(low=0.2, high=5.0), ([POSITIVE], {}), "out = log(a): dL/da = g / a"),
+    OpCase("1.6", "relu", "a.relu()", torch.relu, _unary(away_from_zero=0.01), ([A], {}), "out = max(a, 0): dL/da = g where a > 0, else 0"),
+    OpCase("1.6", "tanh", "a.tanh()", torch.tanh, _unary(), ([A], {}), "out = tanh(a): dL/da = g * (1 - out**2)"),
+    OpCase("1.6", "sigmoid", "a.sigmoid()", torch.sigmoid, _unary(), ([A], {}), "out = sigmoid(a): dL/da = g * out * (1 - out)"),
+    OpCase("1.7", "sum", "a.sum(axis, keepdims)", _torch_reduce("sum"), _reduction(), ([A], {"axis": 0, "keepdims": False}), "every element gets the g of the sum it went into: put the summed axes back, then broadcast"),
+    OpCase("1.7", "mean", "a.mean(axis, keepdims)", _torch_reduce("mean"), _reduction(), ([A], {"axis": 1, "keepdims": True}), "like sum's rule, divided by the number of elements averaged together"),
+    OpCase("1.7", "square_mean", "a.square_mean()", lambda a: (a**2).mean(), _unary(min_dims=1), ([A], {}), "out = mean(a**2) over n elements: dL/da = g * 2 * a / n"),
+    OpCase("1.8", "reshape", "a.reshape(*shape)", lambda a, shape: a.reshape(shape), _reshape(), ([A], {"shape": (3, 2)}), "dL/da = g reshaped back to a's shape"),
+    OpCase("1.8", "T", "a.T", lambda a: a.permute(tuple(reversed(range(a.ndim)))), _unary(), ([A], {}), "a.T reverses the axes: dL/da = g.T"),
+)
+
+RELU_AT_ZERO = OpCase("1.6", "relu", "a.relu() at a = 0", torch.relu, _unary(), ([np.array([[-1.0, 0.0, 2.0]])], {}),
+                      "PyTorch's rule: relu's gradient at exactly 0 is 0")
+
+
+def _kwargs_text(kwargs) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+
+
+def _input_lines(operands, kwargs, upstream) -> list[str]:
+    lines, names = [], iter(NAMES)
+    for value in operands:
+        if isinstance(value, np.ndarray):
+            lines.append(f"  {next(names)} = {msg.array_text(value)}")
+        else:
+            lines.append(f"  constant {value!r}")
+    if kwargs:
+        lines.append(f"  {_kwargs_text(kwargs)}")
+    lines.append(f"  g = {msg.array_text(upstream)}   (the upstream gradient)")
+    return lines
+
+
+def _encode(operands, kwargs):
+    wire = [{"tensor": v} if isinstance(v, np.ndarray) else {"const": float(v)} for v in operands]
+    return wire, {k: list(v) if isinstance(v, tuple) else v for k, v in kwargs.items()}
+
+
+def check_case(ctx: Context, case: OpCase, operands, kwargs, upstream, *, witness=False) -> None:
+    """One rung of values: the student's rule at these inputs against torch.autograd."""
+    out, expected = reference.expected_vjp(case.torch, operands, kwargs, upstream, with_finite_differences=witness)
+    wire, wire_kwargs = _encode(operands, kwargs)
+    answer = ctx.ask("op_backward", f"calling the backward rule of {case.text}", package="sub_tensor", op=case.op,
+                     operands=wire, kwargs=wire_kwargs, upstream=upstream,
+                     isolate_unbroadcast=case.task in ("1.2", "1.3"))
+    if "grads" not in answer:
+        ctx.fail(f"{case.text}", f"a {answer['out'].get('type')}", "a Tensor")
+    slots = answer["slots"]
+    grads = ctx.sequence(answer["grads"], len(slots), f"out._backward(g) for {case.text} (one gradient per parent)")
+    inputs = _input_lines(operands, kwargs, upstream)
+    arrays = [v for v in operands if isinstance(v, np.ndarray)]
+    for index, (value, want) in enumerate(zip(arrays, expected)):
+        if index not in slots:
+            ctx.fail(f"out._parents of {case.text}", f"missing input {NAMES[index]}", "each input Tensor")
+        what = f"gradient for {NAMES[index]} in {case.text}"
+        yours = ctx.array(grads[slots.index(index)], value.shape, f"the {what}")
+        ctx.compare(yours, want, what, inputs=inputs, source=reference.source_text(witness), hint=case.hint)
+
+
+def _upstream(shape, rng_seed: int) -> np.ndarray:
+    return np.round(np.random.default_rng(rng_seed).uniform(-2.0, 2.0, shape), 2)
+
+
+def check_ops(ctx: Context, cases, examples: int = EXAMPLES_PER_OP) -> None:
+    """The ladder for each op of a task: the friendly point, then Hypothesis's inputs."""
+    for case in cases:
+        operands, kwargs = case.fixed
+        out_shape = np.shape(reference.vjp(case.torch, operands, kwargs)[0])
+        check_case(ctx, case, operands, kwargs, _upstream(out_shape, 0), witness=True)
+
+    for case in cases:
+        def one(drawn, case=case):
+            (operands, kwargs), g_seed = drawn
+            out_shape = np.shape(reference.vjp(case.torch, operands, kwargs)[0])
+            check_case(ctx, case, operands, kwargs, _upstream(out_shape, g_seed))
+
+        ctx.forall(st.tuples(case.operands, st.integers(0, 2**16)), one, examples=examples)
+
+
+def cases_of(task_id: str) -> list[OpCase]:
+    return [case for case in CASES if case.task == task_id]
+
+
+@task("1.1")
+def unbroadcast(ctx: Context) -> None:
+    def one(drawn):
+        (grad_shape, target), g_seed = drawn
+        grad = _upstream(grad_shape, g_seed)
+        expected = torch.from_numpy(grad).sum_to_size(target).numpy() if target else np.asarray(grad.sum())
+        claim = ctx.ask("unbroadcast", f"calling unbroadcast(grad of shape {grad_shape}, {target})",
+                        package="sub_tensor", grad=grad, shape=list(target))
+        yours = ctx.array(claim, target, f"unbroadcast(grad of shape {grad_shape}, {target})")
+        ctx.compare(yours, expected, f"unbroadcast(grad, {target})",
+                    inputs=[f"  grad = {msg.array_text(grad)}"], source="the gradient summed over the broadcast axes",
+                    hint="sum away the extra leading axes, then sum (keepdims) every axis where the target has size 1")
+
+    one((((2, 3), (3,)), 0))
+    one((((4, 2, 3), (2, 1)), 1))
+    ctx.forall(st.tuples(s.broadcast_targets(), st.integers(0, 2**16)), one, examples=100)
+
+
+@task("1.2")
+def add_sub_neg(ctx: Context) -> None:
+    check_ops(ctx, cases_of("1.2"))
+
+
+@task("1.3")
+def mul_div(ctx: Context) -> None:
+    check_ops(ctx, cases_of("1.3"))
+
+
+COST_SIZE, COST_REPEAT, COST_RATIO = 160, 5, 25.0
+
+
+@task("1.4")
+def matmul(ctx: Context) -> None:
+    check_ops(ctx, cases_of("1.4"), examples=80)
+    # Cost: the rule must be the formula, not finite differences in disguise.
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((COST_SIZE, COST_SIZE)), rng.standard_normal((COST_SIZE, COST_SIZE))
+    wire, _ = _encode([a, b], {})
+    args = dict(package="sub_tensor", op="matmul", operands=wire, kwargs={}, upstream=np.ones_like(a),
+                repeat=COST_REPEAT)
+    ctx.ask("op_cost", "timing the forward of a @ b", phase="forward", **args)
+    forward = max(ctx.worker.last_cpu_seconds, 1e-3)
+    limit = COST_RATIO * forward + 0.05
+    try:
+        reply = ctx.worker.request("op_cost", {**args, "phase": "backward"}, timeout=max(5.0, 4 * limit))
+        backward = ctx.worker.last_cpu_seconds if "ok" in reply else float("inf")
+    except (WorkerDied, WorkerTimedOut):
+        backward = float("inf")
+    if backward > limit:
+        raise CheckFailed(msg.COSTLY.format(task="1.4", title=ctx.task.title, n=COST_SIZE,
+                                            ratio=backward / forward, limit=COST_RATIO))
+
+
+@task("1.5")
+def pow_exp_log(ctx: Context) -> None:
+    check_ops(ctx, cases_of("1.5"))
+
+
+@task("1.6")
+def relu_tanh_sigmoid(ctx: Context) -> None:
+    operands, kwargs = RELU_AT_ZERO.fixed
+    check_case(ctx, RELU_AT_ZERO, operands, kwargs, np.array([[1.0, 1.0, 1.0]]))
+    check_ops(ctx, cases_of("1.6"))
+
+
+@task("1.7")
+def reductions(ctx: Context) -> None:
+    check_ops(ctx, cases_of("1.7"))
+
+
+@task("1.8")
+def reshape_transpose(ctx: Context) -> None:
+    check_ops(ctx, cases_of("1.8"))

@@ -1,0 +1,1 @@
+"""Checks for tasks of torch_loop."""

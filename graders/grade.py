@@ -1,0 +1,103 @@
+"""Grade one submission: lay it out, start a worker, run every task's ladder.
+
+The judge never imports student code: it only asks the worker and checks
+the claims that come back.
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import hypothesis
+import numpy as np
+import torch
+
+from . import __version__, layout, messages
+from .checks import CHECKS, load_all
+from .checks.base import CheckFailed, Context, NotAttempted
+from .tasks import TASKS, Task
+from .worker_process import Worker
+
+PASSED, FAILED, NOT_ATTEMPTED, SKIPPED, ERROR = "passed", "failed", "not attempted", "skipped", "grader error"
+
+
+@dataclass
+class TaskResult:
+    task: Task
+    status: str
+    score: float
+    message: str
+    seconds: float = 0.0
+    examples: int = 0
+
+    @property
+    def max_score(self) -> float:
+        return 0.0 if self.status == SKIPPED else float(self.task.points)
+
+
+@dataclass
+class Report:
+    submission: str
+    results: list[TaskResult]
+    seconds: float
+    isolation: str
+    key: int | None
+    versions: dict = field(default_factory=dict)
+
+    @property
+    def score(self) -> float:
+        return sum(r.score for r in self.results)
+
+    @property
+    def max_score(self) -> float:
+        return sum(r.max_score for r in self.results)
+
+    @property
+    def examples(self) -> int:
+        return sum(r.examples for r in self.results)
+
+
+class Skip(Exception):
+    """A task that cannot run on this machine (6.2 without CUDA)."""
+
+
+def versions() -> dict:
+    return {"autograd-lab": __version__, "python": platform.python_version(), "numpy": np.__version__,
+            "torch": torch.__version__, "hypothesis": hypothesis.__version__}
+
+
+def run_task(task: Task, worker: Worker, lay: layout.Layout, key: int | None) -> TaskResult:
+    ctx = Context(task=task, worker=worker, missing=lay.missing, key=key)
+    start = time.perf_counter()
+    try:
+        ctx.require_files(task.module)
+        CHECKS[task.id](ctx)
+        status, score, text = PASSED, float(task.points), messages.PASSED.format(task=task.id, title=task.title)
+    except NotAttempted as error:
+        status, score, text = NOT_ATTEMPTED, 0.0, str(error)
+    except CheckFailed as error:
+        status, score, text = FAILED, 0.0, str(error)
+    except Skip as error:
+        status, score, text = SKIPPED, 0.0, str(error)
+    except Exception as error:  # noqa: BLE001 - a bug of ours must not hide the other tasks
+        status, score = ERROR, 0.0
+        text = messages.GRADER_ERROR.format(task=task.id, title=task.title, error=f"{type(error).__name__}: {error}")
+    return TaskResult(task, status, score, text, time.perf_counter() - start, ctx.examples)
+
+
+def grade(submission: Path, *, key: int | None = None, task_ids: tuple[str, ...] | None = None,
+          scratch: Path | None = None) -> Report:
+    """Grade ``submission``; raises layout.SubmissionError when there is nothing to grade."""
+    load_all()
+    start = time.perf_counter()
+    lay = layout.lay_out(Path(submission), scratch)
+    try:
+        with Worker(lay) as worker:
+            results = [run_task(task, worker, lay, key) for task in TASKS
+                       if task_ids is None or task.id in task_ids]
+    finally:
+        lay.cleanup()
+    return Report(str(submission), results, time.perf_counter() - start, "process limits", key, versions())

@@ -1,0 +1,92 @@
+"""Expected values, computed by the judge: torch.autograd in float64 (CPU, and CUDA
+where present) and float64 central differences as a second, independent witness."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import torch
+
+TORCH_SOURCE = "torch.autograd, float64"
+
+
+@functools.cache
+def cuda_available() -> bool:
+    return torch.cuda.is_available()
+
+
+def devices() -> tuple[str, ...]:
+    return ("cpu", "cuda") if cuda_available() else ("cpu",)
+
+
+def _torch_args(operands, device):
+    tensors, args = [], []
+    for value in operands:
+        if isinstance(value, np.ndarray):
+            tensors.append(torch.tensor(value, dtype=torch.float64, device=device, requires_grad=True))
+            args.append(tensors[-1])
+        else:
+            args.append(value)
+    return tensors, args
+
+
+def vjp(fn, operands, kwargs, upstream: np.ndarray | None = None, device: str = "cpu"):
+    """(output, gradient for each array operand) of ``fn`` at ``operands`` against ``upstream``."""
+    tensors, args = _torch_args(operands, device)
+    out = fn(*args, **kwargs)
+    if upstream is None:
+        return out.detach().cpu().numpy(), None
+    g = torch.tensor(upstream, dtype=torch.float64, device=device)
+    grads = torch.autograd.grad(out, tensors, grad_outputs=g, allow_unused=True)
+    return out.detach().cpu().numpy(), [
+        np.zeros(t.shape) if d is None else d.detach().cpu().numpy() for t, d in zip(tensors, grads)]
+
+
+def finite_differences(fn, operands, kwargs, upstream: np.ndarray, step: float = 1e-6) -> list[np.ndarray]:
+    """Central differences of <upstream, fn(operands)> for each array operand, in float64."""
+    def objective(values):
+        with torch.no_grad():
+            out = fn(*[torch.tensor(v) if isinstance(v, np.ndarray) else v for v in values], **kwargs)
+        return float(np.sum(out.numpy() * upstream))
+
+    grads = []
+    for i, value in enumerate(operands):
+        if not isinstance(value, np.ndarray):
+            continue
+        grad = np.zeros_like(value)
+        for index in np.ndindex(value.shape):
+            shifted = [v.copy() if isinstance(v, np.ndarray) else v for v in operands]
+            shifted[i][index] += step
+            up = objective(shifted)
+            shifted[i][index] -= 2 * step
+            grad[index] = (up - objective(shifted)) / (2 * step)
+        grads.append(grad)
+    return grads
+
+
+class WitnessesDisagree(AssertionError):
+    """The grader's own witnesses disagree: a grader bug, never the student's."""
+
+
+def expected_vjp(fn, operands, kwargs, upstream, *, with_finite_differences: bool = False):
+    """The CPU result, confirmed on CUDA where present and by finite differences when asked."""
+    out, grads = vjp(fn, operands, kwargs, upstream)
+    witnesses = []
+    if cuda_available():
+        _, on_cuda = vjp(fn, operands, kwargs, upstream, device="cuda")
+        witnesses.append(("CUDA", on_cuda, 1e-9))
+    if with_finite_differences:
+        witnesses.append(("finite differences", finite_differences(fn, operands, kwargs, upstream), 1e-5))
+    for name, other, rtol in witnesses:
+        for mine, theirs in zip(grads, other):
+            if not np.allclose(mine, theirs, rtol=rtol, atol=rtol):
+                raise WitnessesDisagree(f"torch on the CPU and {name} disagree: {mine} vs {theirs}")
+    return out, grads
+
+
+def source_text(with_finite_differences: bool = False) -> str:
+    parts = [TORCH_SOURCE, "CPU" + (" and CUDA agree" if cuda_available() else "")]
+    if with_finite_differences:
+        parts.append("finite differences agree")
+    return "; ".join(parts)

@@ -1,0 +1,3 @@
+"""Requests for the loop checks."""
+
+from .main import module, verb  # noqa: F401

@@ -1,0 +1,194 @@
+"""Requests about the engine: one op's backward rule, graphs of judge-made ops, no_grad."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .claims import claim, claims, describe_exception
+from .main import module, verb
+
+# The op table, written out: name -> how a student Tensor computes it.
+OPS = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "neg": lambda a: -a,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b,
+    "pow": lambda a, p: a**p,
+    "matmul": lambda a, b: a @ b,
+    "exp": lambda a: a.exp(),
+    "log": lambda a: a.log(),
+    "relu": lambda a: a.relu(),
+    "tanh": lambda a: a.tanh(),
+    "sigmoid": lambda a: a.sigmoid(),
+    "sum": lambda a, axis=None, keepdims=False: a.sum(axis=axis, keepdims=keepdims),
+    "mean": lambda a, axis=None, keepdims=False: a.mean(axis=axis, keepdims=keepdims),
+    "square_mean": lambda a: a.square_mean(),
+    "reshape": lambda a, shape: a.reshape(*shape),
+    "T": lambda a: a.T,
+}
+
+
+def _operands(tensor_module, operands):
+    """Student Tensors (requires_grad) for array operands, plain numbers for constants."""
+    leaves, args = [], []
+    for operand in operands:
+        if "tensor" in operand:
+            leaves.append(tensor_module.Tensor(operand["tensor"], requires_grad=True))
+            args.append(leaves[-1])
+        else:
+            args.append(operand["const"])
+    return leaves, args
+
+
+def _kwargs(kwargs):
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in kwargs.items()}
+
+
+def _forward(package, op, operands, kwargs):
+    tensor_module = module(package, "tensor")
+    leaves, args = _operands(tensor_module, operands)
+    return tensor_module, leaves, OPS[op](*args, **_kwargs(kwargs))
+
+
+@verb
+def unbroadcast(package, grad, shape):
+    return claim(module(package, "tensor").unbroadcast(grad, tuple(shape)))
+
+
+@verb
+def op_backward(package, op, operands, kwargs, upstream, isolate_unbroadcast=False):
+    """Build one op on fresh leaves and call its recorded rule directly (not the engine).
+    With ``isolate_unbroadcast`` the rule calls the reference ``unbroadcast``, so a
+    mistake in task 1.1 costs its points once."""
+    tensor_module = module(package, "tensor")
+    own = tensor_module.unbroadcast
+    if isolate_unbroadcast:
+        tensor_module.unbroadcast = module("ref", "tensor").unbroadcast
+    try:
+        _, leaves, out = _forward(package, op, operands, kwargs)
+        if not isinstance(out, tensor_module.Tensor):
+            return {"out": claim(out)}
+        slots = [next((i for i, leaf in enumerate(leaves) if parent is leaf), -1) for parent in out._parents]
+        return {"out": claim(out.data), "slots": slots, "grads": claims(out._backward(upstream))}
+    finally:
+        tensor_module.unbroadcast = own
+
+
+@verb
+def op_cost(package, op, operands, kwargs, upstream, repeat, phase):
+    """Run an op's forward, or its backward rule, ``repeat`` times; the judge times the request."""
+    _, _, out = _forward(package, op, operands, kwargs)
+    for _ in range(repeat):
+        if phase == "forward":
+            _forward(package, op, operands, kwargs)
+        else:
+            out._backward(upstream)
+    return None
+
+
+def _linear_node(tensor_module, parents, coefs):
+    """A judge-made op: out = sum(c_i * parent_i); its rule returns c_i * g for each parent."""
+    data = sum(c * p.data for c, p in zip(coefs, parents))
+    return tensor_module.op(data, tuple(parents), lambda g: tuple(c * g for c in coefs))
+
+
+@verb
+def graph(package, nodes, root, seed=None, builds=1):
+    """Build a graph of linear judge-made ops ``builds`` times over the same leaves and
+    call ``backward`` on each root; return every leaf's ``.grad``."""
+    tensor_module = module(package, "tensor")
+    leaves = {i: tensor_module.Tensor(n["leaf"], requires_grad=n["requires_grad"])
+              for i, n in enumerate(nodes) if "leaf" in n}
+    for _ in range(builds):
+        built = []
+        for i, node in enumerate(nodes):
+            if "leaf" in node:
+                built.append(leaves[i])
+            elif "chain" in node:
+                x = built[node["input"]]
+                for c in node["chain"].tolist():
+                    x = _linear_node(tensor_module, [x], [c])
+                built.append(x)
+            else:
+                built.append(_linear_node(tensor_module, [built[j] for j in node["parents"]], node["coefs"]))
+        if seed is None:
+            built[root].backward()
+        else:
+            built[root].backward(seed)
+    return {"grads": [claim(leaves[i].grad) for i in sorted(leaves)]}
+
+
+def _attempt(package_dirs, scenario):
+    try:
+        return {"returned": scenario()}
+    except Exception as error:  # noqa: BLE001 - the scenario's exception is what is asked about
+        return {"raised": describe_exception(error, package_dirs)}
+
+
+@verb
+def engine_errors(package, x):
+    """Backward's error cases and seeding, each as returned-or-raised."""
+    from .main import _PACKAGE_ROOT
+
+    T = module(package, "tensor")
+
+    def node(parents):
+        return _linear_node(T, parents, [2.0] * len(parents))
+
+    def no_grad_root():
+        T.Tensor(x).backward()
+
+    def implicit_nonscalar():
+        node([T.Tensor(x, requires_grad=True)]).backward()
+
+    def wrong_shape_grad():
+        node([T.Tensor(x, requires_grad=True)]).backward(np.ones(x.shape + (2,)))
+
+    def one_element():
+        leaf = T.Tensor(x[:1].reshape(1, 1), requires_grad=True)
+        node([leaf]).backward()
+        return claim(leaf.grad)
+
+    def frozen_leaf():
+        frozen, live = T.Tensor(x), T.Tensor(x, requires_grad=True)
+        node([frozen, live]).backward(np.ones_like(x))
+        return [claim(frozen.grad), claim(live.grad)]
+
+    def accumulate():
+        leaf = T.Tensor(x, requires_grad=True)
+        node([leaf]).backward(np.ones_like(x))
+        node([leaf, leaf]).backward(np.full_like(x, 0.5))
+        return claim(leaf.grad)
+
+    scenarios = [no_grad_root, implicit_nonscalar, wrong_shape_grad, one_element, frozen_leaf, accumulate]
+    return {s.__name__: _attempt((_PACKAGE_ROOT,), s) for s in scenarios}
+
+
+class _ProbeError(Exception):
+    pass
+
+
+@verb
+def no_grad_probe(package, a, b):
+    """What is recorded inside no_grad, how blocks nest, and the mode after an exception."""
+    T = module(package, "tensor")
+    x, y = T.Tensor(a, requires_grad=True), T.Tensor(b, requires_grad=True)
+    seen = {"before": T.is_grad_enabled()}
+    with T.no_grad():
+        inside = x * y
+        seen["inside"] = T.is_grad_enabled()
+        with T.no_grad():
+            seen["nested"] = T.is_grad_enabled()
+        seen["after_nested"] = T.is_grad_enabled()
+    seen["after"] = T.is_grad_enabled()
+    try:
+        with T.no_grad():
+            raise _ProbeError
+    except _ProbeError:
+        pass
+    seen["after_exception"] = T.is_grad_enabled()
+    outside = x * y
+    return {"seen": seen, "inside_requires_grad": inside.requires_grad, "inside_parents": len(inside._parents),
+            "inside_data": claim(inside.data), "outside_requires_grad": outside.requires_grad,
+            "outside_parents": len(outside._parents)}

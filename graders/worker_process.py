@@ -1,0 +1,164 @@
+"""The judge's handle on one worker subprocess: start it with limits, ask, time, kill.
+
+The worker is ``python -I`` in its own session (so its whole process group can
+be killed), stdin from /dev/null, stdout and stderr to size-capped files, a
+scratch working directory and a scrubbed environment. Requests and answers
+travel over two pipes (``graders.worker.protocol``). A worker that dies or
+misses its deadline is killed; the next request starts a fresh one.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import select
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+
+from .layout import Layout
+from .worker import protocol
+
+KEPT_ENV = ("PATH", "LANG", "LC_ALL", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+THREADS_ENV = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+LOG_LIMIT = 1 << 20
+
+
+@dataclass(frozen=True)
+class Limits:
+    cpu_seconds: int = 120
+    address_space: int = 8 * 2**30
+    file_size: int = 64 * 2**20
+    processes: int = 256
+
+
+class WorkerDied(Exception):
+    """The worker exited or broke the protocol before answering."""
+
+
+class WorkerTimedOut(Exception):
+    """The worker did not answer within the request's deadline."""
+
+
+def _launcher(layout: Layout, request_fd: int, response_fd: int) -> list[str]:
+    code = (f"import sys; sys.path.insert(0, {str(layout.runtime)!r}); "
+            f"from worker.main import serve; serve({request_fd}, {response_fd}, {str(layout.packages)!r})")
+    return [sys.executable, "-I", "-c", code]
+
+
+class Worker:
+    def __init__(self, layout: Layout, limits: Limits = Limits()):
+        self.layout, self.limits = layout, limits
+        self.process: subprocess.Popen | None = None
+        self.starts = 0
+        self.last_cpu_seconds = 0.0
+
+    # ----- life cycle -----
+    def start(self) -> None:
+        request_read, request_write = os.pipe()
+        response_read, response_write = os.pipe()
+        env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
+        env.update(THREADS_ENV, HOME=str(self.layout.work), PYTHONHASHSEED="0", MPLBACKEND="Agg")
+        with open(self.layout.log / "stdout", "ab") as out, open(self.layout.log / "stderr", "ab") as err:
+            self.process = subprocess.Popen(
+                _launcher(self.layout, request_read, response_write),
+                stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=self.layout.work, env=env,
+                pass_fds=(request_read, response_write), start_new_session=True,
+                preexec_fn=self._apply_limits,
+            )
+        os.close(request_read)
+        os.close(response_write)
+        self._to_worker, self._from_worker = request_write, response_read
+        self.starts += 1
+
+    def _apply_limits(self) -> None:
+        limits = self.limits
+        for which, value in ((resource.RLIMIT_CPU, limits.cpu_seconds), (resource.RLIMIT_AS, limits.address_space),
+                             (resource.RLIMIT_FSIZE, limits.file_size), (resource.RLIMIT_NPROC, limits.processes),
+                             (resource.RLIMIT_CORE, 0)):
+            resource.setrlimit(which, (value, value))
+
+    def stop(self) -> None:
+        """Kill the worker's whole process group and close the pipes."""
+        if self.process is None:
+            return
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.process.wait()
+        for fd in (self._to_worker, self._from_worker):
+            os.close(fd)
+        self.process = None
+
+    def __enter__(self) -> Worker:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # ----- requests -----
+    def request(self, verb: str, args: dict, timeout: float) -> dict:
+        """Send one request; the worker's reply ({"ok": ...} or {"error": ...}).
+
+        Raises WorkerDied or WorkerTimedOut; either way the worker is stopped
+        and the next request starts a fresh one.
+        """
+        if self.process is None:
+            self.start()
+        deadline = time.monotonic() + timeout
+        cpu_before = self._cpu_seconds()
+        try:
+            protocol.write_all(self._to_worker, protocol.encode({"verb": verb, "args": args}))
+            reply = protocol.decode(self._reader(deadline))
+        except WorkerTimedOut:
+            self.stop()
+            raise
+        except (EOFError, BrokenPipeError, protocol.ProtocolError) as error:
+            self.stop()
+            raise WorkerDied(str(error)) from None
+        self.last_cpu_seconds = self._cpu_seconds() - cpu_before
+        if not isinstance(reply, dict) or not ({"ok"} == set(reply) or {"error"} == set(reply)):
+            self.stop()
+            raise WorkerDied("the worker answered with a malformed reply")
+        return reply
+
+    def _reader(self, deadline: float):
+        fd = self._from_worker
+
+        def read_exactly(n: int) -> bytes:
+            chunks, left = [], n
+            while left:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+                    raise WorkerTimedOut()
+                chunk = os.read(fd, min(left, 1 << 20))
+                if not chunk:
+                    raise EOFError("the worker exited")
+                chunks.append(chunk)
+                left -= len(chunk)
+            return b"".join(chunks)
+
+        return read_exactly
+
+    def _cpu_seconds(self) -> float:
+        """CPU time the worker process has used, from the kernel (not from the worker's word)."""
+        if self.process is None:
+            return 0.0
+        try:
+            with open(f"/proc/{self.process.pid}/schedstat") as f:
+                return int(f.read().split()[0]) / 1e9
+        except (OSError, ValueError, IndexError):
+            return time.process_time()
+
+    def last_words(self) -> str:
+        """The last line the worker wrote to stderr, for a crash message (at most 200 characters)."""
+        try:
+            with open(self.layout.log / "stderr", "rb") as f:
+                f.seek(max(0, f.seek(0, os.SEEK_END) - 4096))
+                lines = f.read().decode(errors="replace").strip().splitlines()
+        except OSError:
+            return ""
+        return lines[-1][:200] if lines else ""
