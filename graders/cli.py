@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import __version__, build, paths
+from . import __version__, build, layout, paths, scorecard
 
 
 def _build_exercises(args) -> int:
@@ -23,6 +23,25 @@ def _build_exercises(args) -> int:
     return 0
 
 
+def _grade(args) -> int:
+    from .grade import ERROR, grade  # imports torch: only when grading
+
+    task_ids = tuple(args.tasks.split(",")) if args.tasks else None
+    try:
+        report = grade(args.submission, key=args.key, task_ids=task_ids)
+    except layout.SubmissionError as error:
+        print(f"autograd-lab grade: {error}", file=sys.stderr)
+        return 2
+    result = scorecard.results(report)
+    print(scorecard.table(result, seconds=report.seconds))
+    for path, render in ((args.results, scorecard.dumps), (args.markdown, scorecard.markdown),
+                         (args.junit, scorecard.junit)):
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(render(result))
+    return 3 if any(r.status == ERROR for r in report.results) else 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="autograd-lab", description="Autograding for the autograd lesson.")
     p.add_argument("--version", action="version", version=f"autograd-lab {__version__}")
@@ -32,6 +51,18 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--out", type=Path, default=paths.EXERCISES, help="where to write (default: %(default)s)")
     b.add_argument("--check", action="store_true", help="only report whether the stubs are in sync")
     b.set_defaults(run=_build_exercises)
+
+    g = sub.add_parser("grade", help="grade one submission folder and print its scorecard",
+                       description="Grade a folder laid out like exercises/. Exit status: 0 when grading "
+                                   "completed (whatever the score), 2 for a path that cannot be graded, "
+                                   "3 when the grader itself failed on a task.")
+    g.add_argument("submission", type=Path, help="a folder laid out like exercises/")
+    g.add_argument("--results", type=Path, metavar="FILE", help="write Gradescope's results.json here")
+    g.add_argument("--markdown", type=Path, metavar="FILE", help="write a Markdown scorecard (CI job summary)")
+    g.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML")
+    g.add_argument("--key", type=int, help="seed Hypothesis with this key instead of derandomizing")
+    g.add_argument("--tasks", help="grade only these task ids, comma-separated (e.g. 1.1,1.4)")
+    g.set_defaults(run=_grade)
     return p
 
 

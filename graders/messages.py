@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 NOT_ATTEMPTED = "Task {task} not attempted yet: {what} ({file} still raises NotImplementedError)."
-NEEDS_OTHER_TASK = "Task {task} could not be checked: it needs {what}, which is not attempted yet."
+NEEDS_OTHER_TASK = "Task {task} not attempted yet: it needs {what}, which still raises NotImplementedError."
 MISSING_FILE = "Task {task}: {file} is missing from the submission."
 RAISED = "Task {task} ({title}): {doing} raised {error}"
 RAISED_AT = "  at {where}"
@@ -23,13 +23,15 @@ WRONG_KIND = "Task {task} ({title}): {what} is {got}, expected {expected}."
 WRONG_VALUE_HEAD = "Task {task} ({title}): wrong {what}"
 EXPECTED_FROM = "  expected = {value}   ({source})"
 YOURS = "  yours    = {value}"
-LARGEST_ERROR = "  largest error {error:.3g} at index {index}; allowed |yours - expected| <= {atol:g} + {rtol:g} * |expected|"
+LARGEST_ERROR = ("  largest error {error:.3g} at index {index}; "
+                 "allowed |yours - expected| <= {atol:g} + {rtol:g} * |expected|")
 HINT = "  hint: {hint}"
 SKIPPED_NO_CUDA = "Task {task} ({title}): skipped, no CUDA device on the grading machine (carries no points)."
 PASSED = "Task {task} ({title}): passed."
 
 # Classic mistakes, named when the numbers show them.
-HINT_DOUBLED = "yours is exactly twice the expected value: a gradient counted twice (assigned and then added, or not cleared)"
+HINT_DOUBLED = ("yours is exactly twice the expected value: "
+                "a gradient counted twice (assigned and then added, or not cleared)")
 HINT_NEGATED = "yours is exactly the negative of the expected value: a sign is flipped"
 HINT_TRANSPOSED = "yours is the expected value transposed: check which side of @ each factor goes, and .T"
 HINT_NOT_SUMMED = ("yours has the broadcast shape {got}: sum the gradient back down to {expected} "
@@ -85,3 +87,4 @@ COSTLY = ("Task {task} ({title}): the backward rule of a ({n}, {n}) @ ({n}, {n})
           "  hint: use the formula (g @ b.T and a.T @ g), not finite differences")
 GRADER_ERROR = ("Task {task} ({title}): the grader itself failed ({error}). "
                 "This is not your mistake: please tell your instructor.")
+TOTAL = "total {score:g}/{max_score:g} ({examples:,} Hypothesis examples{timing})"

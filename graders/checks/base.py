@@ -39,6 +39,9 @@ class Tolerance:
         return self.atol * scale + self.rtol * np.abs(expected)
 
 
+TIGHT = Tolerance()
+
+
 @dataclass
 class Context:
     task: Task
@@ -50,28 +53,33 @@ class Context:
     notes: list[str] = field(default_factory=list)
 
     # ----- asking the worker -----
-    def ask(self, verb: str, doing: str, *, timeout: float = DEFAULT_TIMEOUT, **args):
+    def ask(self, verb: str, doing: str, *, timeout: float = DEFAULT_TIMEOUT, hint: str | None = None, **args):
         """The worker's answer to one request, or CheckFailed/NotAttempted in the student's terms."""
         head = msg.header(self.task, doing=doing)
+        hint_line = msg.HINT.format(hint=hint) if hint else ""
         try:
             reply = self.worker.request(verb, args, timeout)
         except WorkerTimedOut:
             raise CheckFailed(msg.TIMED_OUT.format(seconds=timeout, **head)) from None
         except WorkerDied:
             words = self.worker.last_words()
-            raise CheckFailed(msg.lines(msg.DIED.format(**head),
-                                        words and msg.LAST_WORDS.format(line=words))) from None
+            raise CheckFailed(msg.lines(msg.DIED.format(**head), words and msg.LAST_WORDS.format(line=words),
+                                        hint_line)) from None
         if "ok" in reply:
             return reply["ok"]
-        error = reply["error"]
+        raise self.student_error(reply["error"], doing, hint)
+
+    def student_error(self, error: dict, doing: str, hint: str | None = None) -> Exception:
+        """The exception to raise for an error that student code raised while ``doing``."""
         stub = STUB_MESSAGE.match(error.get("message", ""))
         if "NotImplementedError" in error.get("mro", ()) and stub:
             if stub[1] == self.task.id:
-                raise NotAttempted(self.not_attempted_text(error["message"]))
-            raise CheckFailed(msg.NEEDS_OTHER_TASK.format(task=self.task.id, what=error["message"]))
+                return NotAttempted(self.not_attempted_text(error["message"]))
+            return NotAttempted(msg.NEEDS_OTHER_TASK.format(task=self.task.id, what=error["message"]))
         text = f"{error['type']}: {error['message']}" if error.get("message") else error["type"]
-        raise CheckFailed(msg.lines(msg.RAISED.format(error=text, **head),
-                                    error.get("where") and msg.RAISED_AT.format(where=error["where"])))
+        return CheckFailed(msg.lines(msg.RAISED.format(error=text, **msg.header(self.task, doing=doing)),
+                                     error.get("where") and msg.RAISED_AT.format(where=error["where"]),
+                                     msg.HINT.format(hint=hint) if hint else ""))
 
     def not_attempted_text(self, stub_message: str) -> str:
         what = stub_message.split(":", 1)[-1].strip()
@@ -125,8 +133,10 @@ class Context:
         return claim["items"]
 
     # ----- comparing -----
-    def compare(self, yours: np.ndarray, expected: np.ndarray, what: str, *, inputs: list[str] = (),
-                source: str = "", hint: str | None = None, tol: Tolerance = Tolerance()) -> None:
+    def compare(self, yours: np.ndarray, expected: np.ndarray, what: str, *, inputs=(),
+                source: str = "", hint: str | None = None, tol: Tolerance = TIGHT) -> None:
+        """Pass when every entry is within ``tol``; else CheckFailed with the inputs (a list of
+        lines, or a function that makes them, called only on failure), theirs, expected, a hint."""
         yours, expected = np.asarray(yours, dtype=np.float64), np.asarray(expected, dtype=np.float64)
         error = np.abs(yours - expected)
         bad = error > tol.allowed(expected)
@@ -136,7 +146,7 @@ class Context:
         classic = msg.diagnose(yours, expected)
         raise CheckFailed(msg.lines(
             msg.WRONG_VALUE_HEAD.format(what=what, **msg.header(self.task)),
-            *inputs,
+            *(inputs() if callable(inputs) else inputs),
             msg.YOURS.format(value=msg.array_text(yours)),
             msg.EXPECTED_FROM.format(value=msg.array_text(expected), source=source),
             msg.LARGEST_ERROR.format(error=float(error[index]), index=tuple(int(i) for i in index),

@@ -18,7 +18,7 @@ from .. import messages as msg
 from .. import reference
 from .. import strategies as s
 from ..worker_process import WorkerDied, WorkerTimedOut
-from .base import CheckFailed, Context, Tolerance, task
+from .base import CheckFailed, Context, task
 
 EXAMPLES_PER_OP = 40
 NAMES = "ab"
@@ -151,18 +151,17 @@ def check_case(ctx: Context, case: OpCase, operands, kwargs, upstream, *, witnes
         ctx.fail(f"{case.text}", f"a {answer['out'].get('type')}", "a Tensor")
     slots = answer["slots"]
     grads = ctx.sequence(answer["grads"], len(slots), f"out._backward(g) for {case.text} (one gradient per parent)")
-    inputs = _input_lines(operands, kwargs, upstream)
     arrays = [v for v in operands if isinstance(v, np.ndarray)]
     for index, (value, want) in enumerate(zip(arrays, expected)):
         if index not in slots:
             ctx.fail(f"out._parents of {case.text}", f"missing input {NAMES[index]}", "each input Tensor")
         what = f"gradient for {NAMES[index]} in {case.text}"
         yours = ctx.array(grads[slots.index(index)], value.shape, f"the {what}")
-        ctx.compare(yours, want, what, inputs=inputs, source=reference.source_text(witness), hint=case.hint)
+        ctx.compare(yours, want, what, inputs=lambda: _input_lines(operands, kwargs, upstream), source=reference.source_text(witness), hint=case.hint)
 
 
 def _upstream(shape, rng_seed: int) -> np.ndarray:
-    return np.round(np.random.default_rng(rng_seed).uniform(-2.0, 2.0, shape), 2)
+    return np.asarray(np.round(np.random.default_rng(rng_seed).uniform(-2.0, 2.0, shape), 2))
 
 
 def check_ops(ctx: Context, cases, examples: int = EXAMPLES_PER_OP) -> None:

@@ -1,0 +1,104 @@
+"""The canonical result (Gradescope's results.json schema) and every view rendered from it.
+
+The results dict holds nothing that varies between runs (no timings), so the
+same submission always gives byte-identical files.
+"""
+
+from __future__ import annotations
+
+import json
+from xml.etree import ElementTree as ET
+
+from . import messages as msg
+from .grade import PASSED, SKIPPED, Report
+
+
+def results(report: Report) -> dict:
+    """Gradescope's schema: top-level score; tests with name, number, score, max_score, status, output."""
+    tests = []
+    for r in report.results:
+        test = {"name": f"{r.task.id} {r.task.title}", "number": r.task.id, "score": r.score,
+                "max_score": r.max_score, "output": r.message, "extra_data": {"status": r.status}}
+        if r.status != SKIPPED:
+            test["status"] = "passed" if r.status == PASSED else "failed"
+        tests.append(test)
+    versions = " · ".join(f"{k} {v}" for k, v in report.versions.items())
+    key = "derandomized" if report.key is None else f"key {report.key}"
+    return {
+        "score": report.score,
+        "output": f"{versions} · examples: {key} · isolation: {report.isolation}",
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": tests,
+        "extra_data": {"max_score": report.max_score, "examples": report.examples},
+    }
+
+
+def dumps(result: dict) -> str:
+    return json.dumps(result, indent=2, sort_keys=True) + "\n"
+
+
+def _reason(test: dict) -> str:
+    first = test["output"].splitlines()[0] if test["output"] else ""
+    prefix = f"Task {test['number']} "
+    if first.startswith(prefix):
+        first = first[len(prefix):]
+        first = first.split("): ", 1)[1] if first.startswith("(") and "): " in first else first
+    return first
+
+
+def _status(test: dict) -> str:
+    return test.get("extra_data", {}).get("status", test.get("status", ""))
+
+
+def table(result: dict, *, seconds: float | None = None) -> str:
+    """The terminal scorecard: one line per task, the total, then the full message of each failure."""
+    rows = [f"{'task':<5} {'title':<46} {'points':>7}  {'status':<14} reason"]
+    for test in result["tests"]:
+        title = test["name"].split(" ", 1)[1]
+        points = f"{test['score']:g}/{test['max_score']:g}"
+        status = _status(test)
+        reason = "" if status == PASSED else _reason(test)
+        rows.append(f"{test['number']:<5} {title[:46]:<46} {points:>7}  {status:<14} {reason[:70]}")
+    extra = result.get("extra_data", {})
+    timing = f", {seconds:.1f} s" if seconds is not None else ""
+    rows.append(msg.TOTAL.format(score=result["score"], max_score=extra.get("max_score", 100),
+                                 examples=extra.get("examples", 0), timing=timing))
+    details = [test["output"] for test in result["tests"] if _status(test) in ("failed", "grader error")]
+    return "\n".join([result["output"], "", *rows] + (["", *"\n\n".join(details).splitlines()] if details else []))
+
+
+def markdown(result: dict) -> str:
+    """A CI job summary: the table, then each failure's message in a collapsed block."""
+    extra = result.get("extra_data", {})
+    out = [f"## autograd-lab: {result['score']:g}/{extra.get('max_score', 100):g}", "",
+           "| task | title | points | status |", "| --- | --- | ---: | --- |"]
+    for test in result["tests"]:
+        icon = {"passed": "✅", "failed": "❌", "not attempted": "⬜", "skipped": "⏭️"}.get(_status(test), "⚠️")
+        out.append(f"| {test['number']} | {test['name'].split(' ', 1)[1]} | {test['score']:g}/{test['max_score']:g} "
+                   f"| {icon} {_status(test)} |")
+    for test in result["tests"]:
+        if _status(test) not in (PASSED, SKIPPED):
+            out += ["", f"<details><summary>{test['name']}</summary>", "", "```", test["output"], "```", "",
+                    "</details>"]
+    out += ["", f"<sub>{result['output']}</sub>", ""]
+    return "\n".join(out)
+
+
+def junit(result: dict) -> str:
+    """JUnit XML for any CI: one testcase per task."""
+    tests = result["tests"]
+    failures = sum(_status(t) not in (PASSED, SKIPPED) for t in tests)
+    suite = ET.Element("testsuite", name="autograd-lab", tests=str(len(tests)), failures=str(failures),
+                       skipped=str(sum(_status(t) == SKIPPED for t in tests)))
+    for test in tests:
+        case = ET.SubElement(suite, "testcase", classname=f"task{test['number'].replace('.', '_')}",
+                             name=test["name"])
+        status = _status(test)
+        if status == SKIPPED:
+            ET.SubElement(case, "skipped", message=_reason(test))
+        elif status != PASSED:
+            failure = ET.SubElement(case, "failure", message=_reason(test), type=status)
+            failure.text = test["output"]
+    ET.indent(suite)
+    return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
