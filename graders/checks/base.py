@@ -139,7 +139,8 @@ class Context:
         lines, or a function that makes them, called only on failure), theirs, expected, a hint."""
         yours, expected = np.asarray(yours, dtype=np.float64), np.asarray(expected, dtype=np.float64)
         error = np.abs(yours - expected)
-        bad = error > tol.allowed(expected)
+        allowed = tol.allowed(expected)
+        bad = error > allowed
         if not np.any(bad):
             return
         index = np.unravel_index(int(np.argmax(np.where(bad, error, -1))), error.shape) if error.ndim else ()
@@ -150,7 +151,7 @@ class Context:
             msg.YOURS.format(value=msg.array_text(yours)),
             msg.EXPECTED_FROM.format(value=msg.array_text(expected), source=source),
             msg.LARGEST_ERROR.format(error=float(error[index]), index=tuple(int(i) for i in index),
-                                     atol=tol.atol, rtol=tol.rtol),
+                                     allowed=float(allowed[index])),
             msg.HINT.format(hint=classic or hint) if (classic or hint) else "",
         ))
 
