@@ -1,0 +1,45 @@
+"""Report a stub that is still a stub as one line, naming the task to write.
+
+A stub raises ``NotImplementedError("Task 1.4: backward of @")``. When a test
+fails on one, the traceback says nothing new, so the report becomes:
+
+    Task 1.4 not attempted yet: backward of @ (write it in tensor.py)
+
+and, when a test of one task runs into another task's stub:
+
+    Task 5.1 needs Task 2.1 (backward, the engine), not attempted yet (write it in tensor.py)
+"""
+
+import re
+
+import pytest
+
+STUB = re.compile(r"Task (\d\.\d): ([^;]+)")  # "Task 3.1: SGD step; Task 3.2: ..." names two
+
+
+def task_of(item) -> str | None:
+    """The task id of a test, from its marker: task1_4 -> "1.4"."""
+    for mark in item.iter_markers():
+        if re.fullmatch(r"task\d_\d", mark.name):
+            return mark.name[len("task"):].replace("_", ".")
+    return None
+
+
+def not_attempted(task: str | None, excinfo) -> str:
+    """The one line for a test of ``task`` that ran into the stub that raised ``excinfo``."""
+    stubs = dict(STUB.findall(str(excinfo.value)))
+    where = f"(write it in {excinfo.traceback[-1].path.name})"
+    if task is None or task in stubs:
+        task = task or next(iter(stubs))
+        return f"Task {task} not attempted yet: {stubs[task]} {where}"
+    other, title = next(iter(stubs.items()))
+    return f"Task {task} needs Task {other} ({title}), not attempted yet {where}"
+
+
+@pytest.hookimpl(hookwrapper=True)  # old-style wrapper, so that older pytest versions accept it too
+def pytest_runtest_makereport(item, call):
+    report = (yield).get_result()
+    error = call.excinfo
+    if (report.failed and error is not None and error.errisinstance(NotImplementedError)
+            and STUB.match(str(error.value))):
+        report.longrepr = not_attempted(task_of(item), error)

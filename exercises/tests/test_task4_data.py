@@ -1,0 +1,112 @@
+"""Task 4: the DataLoader. X holds 0, 1, ..., n - 1 and Y = 10 X, so every
+batch shows which examples it holds and whether X and Y still line up."""
+
+import numpy as np
+import pytest
+
+from .. import DataLoader, Tensor
+
+
+def numbered(n: int) -> tuple[np.ndarray, np.ndarray]:
+    X = np.arange(n, dtype=np.float64).reshape(n, 1)
+    return X, 10 * X
+
+
+def epoch(loader) -> list[tuple[np.ndarray, np.ndarray]]:
+    """One pass over the loader, as plain arrays."""
+    batches = []
+    for xb, yb in loader:
+        assert isinstance(xb, Tensor) and isinstance(yb, Tensor), \
+            f"the loader yielded ({type(xb).__name__}, {type(yb).__name__}), expected (Tensor, Tensor)"
+        batches.append((xb.data, yb.data))
+    return batches
+
+
+def order(batches) -> list[int]:
+    """The example numbers an epoch visited, in order."""
+    return [int(v) for xb, _ in batches for v in xb.ravel()]
+
+
+# ----- 4.1 batching, coverage, drop_last, len -----
+
+@pytest.mark.task4_1
+def test_batches_have_batch_size_and_a_smaller_last_one():
+    """Do 10 examples in batches of 4 come as sizes [4, 4, 2], in the data's order when not shuffling?"""
+    batches = epoch(DataLoader(*numbered(10), batch_size=4, shuffle=False))
+    assert [len(xb) for xb, _ in batches] == [4, 4, 2], f"batch sizes {[len(xb) for xb, _ in batches]}"
+    assert order(batches) == list(range(10)), f"examples came in the order {order(batches)}"
+
+
+@pytest.mark.task4_1
+def test_drop_last_drops_the_smaller_last_batch():
+    """With drop_last=True, do 10 examples in batches of 4 come as sizes [4, 4]?"""
+    batches = epoch(DataLoader(*numbered(10), batch_size=4, shuffle=False, drop_last=True))
+    assert [len(xb) for xb, _ in batches] == [4, 4], f"batch sizes {[len(xb) for xb, _ in batches]}"
+
+
+@pytest.mark.task4_1
+def test_len_is_the_number_of_batches():
+    """Is len(loader) 3 for 10 examples in batches of 4, 2 with drop_last, and 2 for 8 examples?"""
+    assert len(DataLoader(*numbered(10), batch_size=4)) == 3
+    assert len(DataLoader(*numbered(10), batch_size=4, drop_last=True)) == 2
+    assert len(DataLoader(*numbered(8), batch_size=4)) == 2
+    assert len(DataLoader(*numbered(8), batch_size=4, drop_last=True)) == 2
+
+
+@pytest.mark.task4_1
+def test_a_shuffled_epoch_covers_every_example_once_with_x_and_y_aligned():
+    """Does a shuffled epoch hold each of the 10 examples exactly once, each x with its own y?"""
+    batches = epoch(DataLoader(*numbered(10), batch_size=3, shuffle=True, rng=np.random.default_rng(0)))
+    assert sorted(order(batches)) == list(range(10)), f"a shuffled epoch held {sorted(order(batches))}"
+    for xb, yb in batches:
+        assert np.array_equal(yb, 10 * xb), f"a batch paired x = {xb.ravel()} with y = {yb.ravel()}"
+
+
+@pytest.mark.task4_1
+def test_batches_keep_the_feature_shape():
+    """With X of shape (6, 2) and Y of shape (6, 1), are batches of 4 shaped (4, 2) and (4, 1)?"""
+    loader = DataLoader(np.zeros((6, 2)), np.zeros((6, 1)), batch_size=4, shuffle=False)
+    shapes = [(xb.shape, yb.shape) for xb, yb in epoch(loader)]
+    assert shapes == [((4, 2), (4, 1)), ((2, 2), (2, 1))], f"batch shapes {shapes}"
+
+
+@pytest.mark.task4_1
+def test_batches_do_not_require_grad():
+    """Are the batches plain tensors, without requires_grad?"""
+    for xb, yb in DataLoader(*numbered(4), batch_size=2, shuffle=False):
+        assert not xb.requires_grad and not yb.requires_grad, "a batch requires grad"
+
+
+# ----- 4.2 shuffling -----
+
+@pytest.mark.task4_2
+def test_without_shuffle_every_epoch_has_the_data_order():
+    """With shuffle=False, do two epochs both visit the examples in order 0..9?"""
+    loader = DataLoader(*numbered(10), batch_size=4, shuffle=False)
+    assert order(epoch(loader)) == list(range(10))
+    assert order(epoch(loader)) == list(range(10))
+
+
+@pytest.mark.task4_2
+def test_shuffle_changes_the_order():
+    """With shuffle=True, do 100 examples come in some other order than 0..99?"""
+    loader = DataLoader(*numbered(100), batch_size=10, shuffle=True, rng=np.random.default_rng(0))
+    assert order(epoch(loader)) != list(range(100)), "shuffle=True kept the data's order"
+
+
+@pytest.mark.task4_2
+def test_each_epoch_draws_a_fresh_permutation():
+    """Do two epochs of one shuffling loader visit the 100 examples in different orders?"""
+    loader = DataLoader(*numbered(100), batch_size=10, shuffle=True, rng=np.random.default_rng(0))
+    first, second = order(epoch(loader)), order(epoch(loader))
+    assert sorted(second) == list(range(100)), "the second epoch did not cover every example once"
+    assert first != second, "both epochs used the same order: draw a new permutation in every iter()"
+
+
+@pytest.mark.task4_2
+def test_the_same_seed_gives_the_same_batches():
+    """Do two loaders given generators with the same seed yield the same batches, epoch after epoch?"""
+    a = DataLoader(*numbered(20), batch_size=6, shuffle=True, rng=np.random.default_rng(7))
+    b = DataLoader(*numbered(20), batch_size=6, shuffle=True, rng=np.random.default_rng(7))
+    for n in (1, 2):
+        assert order(epoch(a)) == order(epoch(b)), f"epoch {n} differs between two loaders seeded alike"

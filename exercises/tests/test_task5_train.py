@@ -1,0 +1,265 @@
+"""Task 5: the training loop.
+
+These tests run your loop on your engine and ops (Tasks 1 and 2). Most of them
+use a Linear model, lists of batches and a plain counting SGD from _helpers,
+and compare with the same epoch written out in numpy.
+"""
+
+import numpy as np
+import pytest
+
+from .. import SGD, DataLoader, Linear, Module, MSELoss, ReLU, Sequential, Tensor, make_sine_data
+from ..tensor import is_grad_enabled
+from ..train import clip_grad_norm, evaluate, fit, train_epoch
+from ._helpers import CountingSGD, assert_close, numpy_linear_epoch, numpy_mse
+
+X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [2.0, 1.0], [0.0, 2.0], [1.0, 3.0]])
+Y = X @ np.array([[1.0], [-2.0]]) + 0.5
+BATCHES = [(X[i:i + 2], Y[i:i + 2]) for i in range(0, 6, 2)]  # three batches of two
+
+
+def as_tensors(batches) -> list[tuple[Tensor, Tensor]]:
+    return [(Tensor(x), Tensor(y)) for x, y in batches]
+
+
+def linear_model() -> tuple[Linear, np.ndarray, np.ndarray]:
+    """A Linear(2, 1) and copies of its starting weight and bias."""
+    model = Linear(2, 1, rng=np.random.default_rng(0))
+    return model, model.weight.data.copy(), model.bias.data.copy()
+
+
+class Probe(Module):
+    """Runs a model and notes, at every forward, (training?, grad mode on?, output requires grad?)."""
+
+    def __init__(self, model: Module):
+        self.model = model
+        self.seen = []
+
+    def forward(self, x: Tensor) -> Tensor:
+        out = self.model(x)
+        self.seen.append((self.training, is_grad_enabled(), out.requires_grad))
+        return out
+
+
+# ----- 5.1 train_epoch -----
+
+@pytest.mark.task5_1
+def test_train_epoch_steps_once_per_batch():
+    """Over three batches, does train_epoch step three times and end where plain SGD in numpy ends?"""
+    model, w0, b0 = linear_model()
+    opt = CountingSGD(model.parameters(), lr=0.1)
+    train_epoch(model, as_tensors(BATCHES), opt, MSELoss())
+    weight, bias, _ = numpy_linear_epoch(w0, b0, BATCHES, lr=0.1)
+    assert opt.steps == 3, f"the optimizer stepped {opt.steps} time(s) over 3 batches, expected 3"
+    assert_close(model.weight.data, weight, "weight after one epoch")
+    assert_close(model.bias.data, bias, "bias after one epoch")
+
+
+@pytest.mark.task5_1
+def test_train_epoch_returns_the_mean_batch_loss_as_a_float():
+    """Does train_epoch return a Python float: the mean of the three batch losses?"""
+    model, w0, b0 = linear_model()
+    loss = train_epoch(model, as_tensors(BATCHES), CountingSGD(model.parameters(), lr=0.1), MSELoss())
+    assert type(loss) is float, f"train_epoch returned {type(loss).__name__}, expected a Python float"
+    assert_close(loss, numpy_linear_epoch(w0, b0, BATCHES, lr=0.1)[2], "the mean batch loss")
+
+
+@pytest.mark.task5_1
+def test_train_epoch_clears_old_gradients_first():
+    """With stale gradients left on the parameters, does the epoch still match plain SGD?"""
+    model, w0, b0 = linear_model()
+    for p in model.parameters():
+        p.grad = np.full(p.shape, 100.0)
+    train_epoch(model, as_tensors(BATCHES), CountingSGD(model.parameters(), lr=0.1), MSELoss())
+    assert_close(model.weight.data, numpy_linear_epoch(w0, b0, BATCHES, lr=0.1)[0], "weight after one epoch")
+
+
+@pytest.mark.task5_1
+def test_train_epoch_trains_in_training_mode():
+    """Starting from eval mode, does train_epoch run every batch in training mode?"""
+    probe = Probe(linear_model()[0])
+    probe.eval()
+    train_epoch(probe, as_tensors(BATCHES), CountingSGD(probe.parameters(), lr=0.1), MSELoss())
+    assert [training for training, _, _ in probe.seen] == [True] * 3, f"modes seen: {probe.seen}"
+
+
+# ----- 5.2 evaluate -----
+
+@pytest.mark.task5_2
+def test_evaluate_returns_the_mean_batch_loss_as_a_float():
+    """Does evaluate return a Python float, the mean of the batch losses, and leave the parameters alone?"""
+    model, w0, b0 = linear_model()
+    loss = evaluate(model, as_tensors(BATCHES), MSELoss())
+    assert type(loss) is float, f"evaluate returned {type(loss).__name__}, expected a Python float"
+    assert_close(loss, numpy_mse(w0, b0, BATCHES), "the mean batch loss")
+    assert_close(model.weight.data, w0, "weight after evaluate")
+
+
+@pytest.mark.task5_2
+def test_evaluate_runs_in_eval_mode_and_records_nothing():
+    """Does every forward in evaluate run in eval mode, under no_grad(), with no gradient left behind?"""
+    model = linear_model()[0]
+    probe = Probe(model)
+    evaluate(probe, as_tensors(BATCHES), MSELoss())
+    assert probe.seen == [(False, False, False)] * 3, \
+        f"(training, grad mode on, output requires grad) at each forward: {probe.seen}"
+    assert all(p.grad is None for p in model.parameters()), "evaluate left gradients on the parameters"
+
+
+@pytest.mark.task5_2
+def test_evaluate_restores_the_previous_mode():
+    """After evaluate, is a model in training mode back in training mode, and one in eval mode still in eval?"""
+    model = linear_model()[0]
+    evaluate(model.train(), as_tensors(BATCHES), MSELoss())
+    assert model.training is True, "a model in training mode was left in eval mode"
+    evaluate(model.eval(), as_tensors(BATCHES), MSELoss())
+    assert model.training is False, "a model in eval mode was left in training mode"
+
+
+# ----- 5.3 accumulation and clip_grad_norm -----
+
+def with_grad(values) -> Tensor:
+    p = Tensor(np.zeros(np.shape(values)), requires_grad=True)
+    p.grad = np.array(values, dtype=np.float64)
+    return p
+
+
+@pytest.mark.task5_3
+def test_clip_grad_norm_scales_a_long_gradient_down_to_max_norm():
+    """For grads [3] and [[4, 0]] (norm 5) and max_norm 1, is 5 returned and each grad scaled by 1/5?"""
+    a, b = with_grad([3.0]), with_grad([[4.0, 0.0]])
+    total = clip_grad_norm([a, b], max_norm=1.0)
+    assert_close(total, 5.0, "the norm clip_grad_norm returned")
+    assert_close(a.grad, [0.6], "a.grad after clipping", rtol=1e-6)
+    assert_close(b.grad, [[0.8, 0.0]], "b.grad after clipping", rtol=1e-6)
+
+
+@pytest.mark.task5_3
+def test_clip_grad_norm_leaves_a_short_gradient_alone():
+    """For a grad of norm 5 and max_norm 10, is the grad unchanged, in the same array?"""
+    p = with_grad([3.0, 4.0])
+    before = p.grad
+    assert_close(clip_grad_norm([p], max_norm=10.0), 5.0, "the norm clip_grad_norm returned")
+    assert p.grad is before, "clip_grad_norm replaced p.grad: scale it in place"
+    assert_close(p.grad, [3.0, 4.0], "p.grad after clipping")
+
+
+@pytest.mark.task5_3
+def test_clip_grad_norm_skips_parameters_without_grad():
+    """With one parameter's grad None, is the norm over the others, and the None left as it is?"""
+    a, b = with_grad([6.0, 8.0]), Tensor([1.0], requires_grad=True)
+    assert_close(clip_grad_norm([a, b], max_norm=5.0), 10.0, "the norm clip_grad_norm returned")
+    assert b.grad is None, "clip_grad_norm gave a gradient to a parameter that had none"
+    assert_close(a.grad, [3.0, 4.0], "a.grad after clipping", rtol=1e-6)
+
+
+@pytest.mark.task5_3
+def test_accumulate_two_steps_after_every_second_batch_and_after_the_last():
+    """With accumulate=2 over three batches, does it step twice and match numpy's averaged gradients?"""
+    model, w0, b0 = linear_model()
+    opt = CountingSGD(model.parameters(), lr=0.1)
+    loss = train_epoch(model, as_tensors(BATCHES), opt, MSELoss(), accumulate=2)
+    weight, bias, expected_loss = numpy_linear_epoch(w0, b0, BATCHES, lr=0.1, accumulate=2)
+    assert opt.steps == 2, f"the optimizer stepped {opt.steps} time(s), expected 2 (after batches 2 and 3)"
+    assert_close(model.weight.data, weight, "weight after one epoch with accumulate=2")
+    assert_close(model.bias.data, bias, "bias after one epoch with accumulate=2")
+    assert_close(loss, expected_loss, "the mean batch loss (before dividing by accumulate)")
+
+
+@pytest.mark.task5_3
+def test_train_epoch_clips_before_stepping():
+    """With one batch, lr 0.1 and clip_norm 0.01, do the parameters move by a distance of 0.1 * 0.01?"""
+    model, w0, b0 = linear_model()
+    batch = [(Tensor(X), Tensor(Y + 100.0))]  # far off, so the gradient is long
+    train_epoch(model, batch, CountingSGD(model.parameters(), lr=0.1), MSELoss(), clip_norm=0.01)
+    moved = np.sqrt(np.sum((model.weight.data - w0) ** 2) + np.sum((model.bias.data - b0) ** 2))
+    assert_close(moved, 0.001, "the distance the parameters moved", rtol=1e-4)
+
+
+# ----- 5.4 fit -----
+
+@pytest.mark.task5_4
+def test_fit_returns_one_float_per_epoch():
+    """Over 3 epochs, does fit return 3 train losses as floats, an empty val_loss, and step 9 times?"""
+    model = linear_model()[0]
+    opt = CountingSGD(model.parameters(), lr=0.1)
+    history = fit(model, as_tensors(BATCHES), opt, MSELoss(), 3)
+    assert set(history) == {"train_loss", "val_loss"}, f"history keys {sorted(history)}"
+    assert len(history["train_loss"]) == 3, f"{len(history['train_loss'])} train losses for 3 epochs"
+    assert all(type(v) is float for v in history["train_loss"]), f"train losses {history['train_loss']}"
+    assert history["val_loss"] == [], f"val_loss without a val_loader: {history['val_loss']}"
+    assert opt.steps == 9, f"the optimizer stepped {opt.steps} time(s) in 3 epochs of 3 batches"
+
+
+@pytest.mark.task5_4
+def test_fit_matches_epochs_of_plain_sgd_and_validates_each_epoch():
+    """Over 2 epochs with a val_loader, do the losses and weights match numpy, one val loss per epoch?"""
+    model, weight, bias = linear_model()
+    history = fit(model, as_tensors(BATCHES), CountingSGD(model.parameters(), lr=0.1), MSELoss(), 2,
+                  val_loader=as_tensors(BATCHES[:1]))
+    train_loss, val_loss = [], []
+    for _ in range(2):
+        weight, bias, loss = numpy_linear_epoch(weight, bias, BATCHES, lr=0.1)
+        train_loss.append(loss)
+        val_loss.append(numpy_mse(weight, bias, BATCHES[:1]))
+    assert_close(history["train_loss"], train_loss, "train_loss")
+    assert_close(history["val_loss"], val_loss, "val_loss")
+    assert_close(model.weight.data, weight, "weight after 2 epochs")
+
+
+@pytest.mark.task5_4
+def test_fit_brings_the_lesson_network_to_the_noise_floor():
+    """Does the lesson's 1-32-1 ReLU net, SGD lr 0.02, batches of 32, reach a training MSE below 0.015 in 300 epochs?"""
+    rng = np.random.default_rng(0)
+    model = Sequential(Linear(1, 32, rng=rng), ReLU(), Linear(32, 1, rng=rng))
+    loader = DataLoader(*make_sine_data(), batch_size=32, shuffle=True, rng=np.random.default_rng(1))
+    history = fit(model, loader, SGD(model.parameters(), lr=0.02), MSELoss(), 300)
+    final = history["train_loss"][-1]
+    assert final < 0.015, f"training MSE after 300 epochs is {final:.4f}, expected below 0.015 (noise floor 0.01)"
+
+
+# ----- 5.5 checkpoint and resume -----
+
+def small_run(epochs: int, checkpoint, seed: int = 0):
+    """A 1-8-1 ReLU net with SGD and momentum on 64 points, in order (no shuffling)."""
+    rng = np.random.default_rng(seed)
+    model = Sequential(Linear(1, 8, rng=rng), ReLU(), Linear(8, 1, rng=rng))
+    x, y = make_sine_data(n=64)
+    train = DataLoader(x, y, batch_size=16, shuffle=False)
+    val = DataLoader(x[:16], y[:16], batch_size=16, shuffle=False)
+    history = fit(model, train, SGD(model.parameters(), lr=0.05, momentum=0.9), MSELoss(), epochs,
+                  val_loader=val, checkpoint=checkpoint)
+    return model, history
+
+
+@pytest.mark.task5_5
+def test_a_resumed_run_ends_like_an_uninterrupted_one(tmp_path):
+    """Run 2 epochs, then a fresh model and optimizer resume to 4: same weights and history as 4 in one go?"""
+    whole, whole_history = small_run(4, checkpoint=tmp_path / "whole.ckpt")
+    small_run(2, checkpoint=tmp_path / "cut.ckpt")
+    resumed, resumed_history = small_run(4, checkpoint=tmp_path / "cut.ckpt", seed=99)
+    assert_close(resumed_history["train_loss"], whole_history["train_loss"], "train_loss of the resumed run")
+    assert_close(resumed_history["val_loss"], whole_history["val_loss"], "val_loss of the resumed run")
+    for name, value in whole.state_dict().items():
+        assert_close(resumed.state_dict()[name], value, f"{name} at the end of the resumed run")
+
+
+@pytest.mark.task5_5
+def test_the_checkpoint_is_written_at_exactly_the_given_path(tmp_path):
+    """Is the checkpoint at the path given (no '.npz' added), readable by np.load without pickle?"""
+    path = tmp_path / "run.ckpt"
+    small_run(1, checkpoint=path)
+    assert path.exists(), f"no file at {path.name}; found {sorted(p.name for p in tmp_path.iterdir())}"
+    with np.load(path, allow_pickle=False) as saved:
+        assert saved.files, "the checkpoint holds no arrays"
+
+
+@pytest.mark.task5_5
+def test_resuming_a_finished_run_trains_no_more(tmp_path):
+    """Called again with the same epochs, does fit return the saved history and leave the weights as saved?"""
+    path = tmp_path / "run.ckpt"
+    first, history = small_run(2, checkpoint=path)
+    again, again_history = small_run(2, checkpoint=path, seed=99)
+    assert_close(again_history["train_loss"], history["train_loss"], "train_loss of the finished run")
+    for name, value in first.state_dict().items():
+        assert_close(again.state_dict()[name], value, f"{name} after resuming a finished run")

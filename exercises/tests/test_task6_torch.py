@@ -1,0 +1,60 @@
+"""Task 6: the same loop in PyTorch. Skipped where torch is not installed."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from ..torch_loop import fit_torch  # noqa: E402  (only once torch is known to be there)
+
+
+def tiny_run(device, epochs: int = 5, model=None):
+    """y = 3x + 1 on 16 points in batches of 4, a Linear(1, 1) in float64, SGD lr 0.1."""
+    torch.manual_seed(0)
+    x = torch.linspace(-1.0, 1.0, 16, dtype=torch.float64).reshape(-1, 1)
+    batches = [(x[i:i + 4], 3 * x[i:i + 4] + 1) for i in range(0, 16, 4)]
+    model = torch.nn.Linear(1, 1).double() if model is None else model
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    history = fit_torch(model, batches, optimizer, torch.nn.MSELoss(), epochs, device=device,
+                        val_loader=batches[:1])
+    return model, history
+
+
+class Probe(torch.nn.Module):
+    """A Linear(1, 1) that notes, at every forward, (training?, grad mode on?)."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(1, 1).double()
+        self.seen = []
+
+    def forward(self, x):
+        self.seen.append((self.training, torch.is_grad_enabled()))
+        return self.linear(x)
+
+
+@pytest.mark.task6_1
+def test_fit_torch_on_the_cpu_returns_float_losses_that_go_down():
+    """On the CPU, does fit_torch return 5 float train and val losses, the last train loss below the first?"""
+    _, history = tiny_run("cpu")
+    assert set(history) == {"train_loss", "val_loss"}, f"history keys {sorted(history)}"
+    for key in ("train_loss", "val_loss"):
+        assert len(history[key]) == 5, f"{len(history[key])} {key} values for 5 epochs"
+        assert all(type(v) is float for v in history[key]), f"{key}: {history[key]} (read losses with .item())"
+    assert history["train_loss"][-1] < history["train_loss"][0], f"train_loss went {history['train_loss']}"
+
+
+@pytest.mark.task6_1
+def test_fit_torch_trains_in_train_mode_and_validates_in_eval_mode_without_grad():
+    """Do the 4 training batches run in train mode with grad on, and the validation batch in eval mode under no_grad?"""
+    probe = Probe()
+    tiny_run(torch.device("cpu"), epochs=1, model=probe)
+    assert probe.seen == [(True, True)] * 4 + [(False, False)], f"(training, grad on) at each forward: {probe.seen}"
+
+
+@pytest.mark.task6_2
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="Task 6.2 runs where a CUDA GPU is present")
+def test_fit_torch_on_cuda_moves_the_model_and_the_batches():
+    """On CUDA, does fit_torch move the model there, take CPU batches, and bring the loss down?"""
+    model, history = tiny_run("cuda")
+    assert all(p.device.type == "cuda" for p in model.parameters()), "the model's parameters are not on CUDA"
+    assert history["train_loss"][-1] < history["train_loss"][0], f"train_loss went {history['train_loss']}"
