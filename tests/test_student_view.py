@@ -1,0 +1,63 @@
+"""`pytest exercises/` as a student sees it: on the stubs every test fails with one
+"not attempted" line per test, and on a finished submission every test passes."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from graders import paths
+from graders.tasks import TASKS
+
+EXERCISE_FILES = ("tests", "conftest.py", "pytest.ini")  # what the exercises folder adds to the student's modules
+CUDA_TASK = "6.2"  # skipped on machines without a GPU
+
+
+def run_pytest(cwd) -> tuple[str, dict[str, int]]:
+    """Run `python -m pytest exercises/` in ``cwd``; return the output and the final counts."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    result = subprocess.run([sys.executable, "-m", "pytest", "exercises/"], cwd=cwd, env=env,
+                            capture_output=True, text=True, timeout=300)
+    output = result.stdout + result.stderr
+    summary = output.strip().splitlines()[-1]
+    counts = {word: int(n) for n, word in re.findall(r"(\d+) (failed|passed|skipped|errors?|deselected)", summary)}
+    return output, counts
+
+
+@pytest.mark.slow
+def test_on_the_stubs_every_test_fails_with_a_one_line_reason():
+    """On the real stubs, does every test fail, each task show its "not attempted" line, and no traceback show?"""
+    output, counts = run_pytest(paths.REPO)
+    assert counts.get("failed", 0) > 0 and set(counts) <= {"failed", "skipped"}, f"counts {counts}:\n{output}"
+    assert counts.get("skipped", 0) <= 1, f"only Task {CUDA_TASK} may skip (no GPU): {counts}"
+    for task in TASKS:
+        if task.id == CUDA_TASK:
+            continue
+        lines = [line for line in output.splitlines() if line.startswith(f"Task {task.id} ")]
+        assert lines and all("not attempted yet" in line for line in lines), \
+            f"Task {task.id}: no 'not attempted' line, or another kind of line: {lines}\n{output}"
+    for sign in ("Traceback", "NotImplementedError", "\nE   ", "raise "):
+        assert sign not in output, f"{sign!r} in the stub run's output:\n{output}"
+
+
+@pytest.mark.slow
+def test_a_finished_submission_passes_every_test(tmp_path):
+    """Laid out as a submission (the solutions in a folder named exercises/), does every test pass?"""
+    submission = tmp_path / "exercises"
+    submission.mkdir()
+    for module in paths.SOLUTIONS.glob("*.py"):
+        shutil.copy(module, submission / module.name)
+    for name in EXERCISE_FILES:
+        source = paths.EXERCISES / name
+        if source.is_dir():
+            shutil.copytree(source, submission / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(source, submission / name)
+    output, counts = run_pytest(tmp_path)
+    assert counts.get("passed", 0) > 0 and set(counts) <= {"passed", "skipped"}, f"counts {counts}:\n{output}"
+    assert counts.get("skipped", 0) <= 1, f"only Task {CUDA_TASK} may skip (no GPU): {counts}\n{output}"
+    assert str(tmp_path) in output, f"pytest did not run in the submission's folder:\n{output}"
