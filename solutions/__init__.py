@@ -1,4 +1,4 @@
-"""The lesson's tiny autograd engine and training loop (reference solution).
+"""The lesson's tiny autograd engine and training loop.
 
 ``torch_loop`` is not imported here, so importing the package never imports torch.
 """
