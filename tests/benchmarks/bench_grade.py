@@ -47,7 +47,8 @@ def main(argv=None) -> None:
     in_process = [timed(pytest_run, {"AUTOGRAD_LAB_SUBMISSION": args.submission}) for _ in range(args.repeat)]
 
     iso, inp = statistics.median(isolated), statistics.median(in_process)
-    print(f"submission: {args.submission}   score {score['score']:g}   repeats: {args.repeat}   cores: {os.cpu_count()}")
+    print(f"submission: {args.submission}   score {score['score']:g}   "
+          f"repeats: {args.repeat}   cores: {os.cpu_count()}")
     print(f"{'run':<38} {'s/submission':>12} {'examples/s':>11}")
     print(f"{'autograd-lab grade (judge + worker)':<38} {iso:>12.2f} {examples / iso:>11.0f}")
     print(f"{'plain in-process pytest, same checks':<38} {inp:>12.2f} {examples / inp:>11.0f}")
