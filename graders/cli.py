@@ -28,8 +28,8 @@ def _grade(args) -> int:
 
     task_ids = tuple(args.tasks.split(",")) if args.tasks else None
     try:
-        report = grade(args.submission, key=args.key, task_ids=task_ids)
-    except layout.SubmissionError as error:
+        report = grade(args.submission, key=args.key, task_ids=task_ids, isolation=args.isolation)
+    except (layout.SubmissionError, RuntimeError) as error:
         print(f"autograd-lab grade: {error}", file=sys.stderr)
         return 2
     result = scorecard.results(report)
@@ -40,6 +40,13 @@ def _grade(args) -> int:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(render(result))
     return 3 if any(r.status == ERROR for r in report.results) else 0
+
+
+def _doctor(args) -> int:
+    from . import doctor
+
+    print(doctor.report())
+    return 0
 
 
 def parser() -> argparse.ArgumentParser:
@@ -62,7 +69,12 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML")
     g.add_argument("--key", type=int, help="seed Hypothesis with this key instead of derandomizing")
     g.add_argument("--tasks", help="grade only these task ids, comma-separated (e.g. 1.1,1.4)")
+    g.add_argument("--isolation", choices=("auto", "bubblewrap", "limits"), default="auto",
+                   help="how to isolate student code: bubblewrap where it works (auto), or process limits alone")
     g.set_defaults(run=_grade)
+
+    d = sub.add_parser("doctor", help="report what isolation and devices this machine gives the graders")
+    d.set_defaults(run=_doctor)
     return p
 
 

@@ -18,6 +18,7 @@ import sys
 import time
 from dataclasses import dataclass
 
+from . import sandbox
 from .layout import Layout
 from .worker import protocol
 
@@ -42,28 +43,74 @@ class WorkerTimedOut(Exception):
     """The worker did not answer within the request's deadline."""
 
 
-def _launcher(layout: Layout, request_fd: int, response_fd: int) -> list[str]:
-    code = (f"import sys; sys.path.insert(0, {str(layout.runtime)!r}); "
-            f"from worker.main import serve; serve({request_fd}, {response_fd}, {str(layout.packages)!r})")
+def _launcher(runtime, packages, request_fd: int, response_fd: int) -> list[str]:
+    code = (f"import sys; sys.path.insert(0, {str(runtime)!r}); "
+            f"from worker.main import serve; serve({request_fd}, {response_fd}, {str(packages)!r})")
     return [sys.executable, "-I", "-c", code]
 
 
+def _become_subreaper() -> bool:
+    """Have orphaned descendants (a worker's setsid daemons) reparent to this process, so they can be found."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        return False
+
+
+def _parents() -> dict[int, int]:
+    """Every process's parent, from /proc."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    found[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                pass
+    return found
+
+
+def _children(pid: int) -> list[int]:
+    return [child for child, parent in _parents().items() if parent == pid]
+
+
+def _descendants(pid: int) -> list[int]:
+    parents = _parents()
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        children = [child for child, parent in parents.items() if parent == current]
+        found += children
+        todo += children
+    return found
+
+
 class Worker:
-    def __init__(self, layout: Layout, limits: Limits = Limits()):
+    def __init__(self, layout: Layout, limits: Limits = Limits(), isolation: sandbox.Isolation | None = None):
         self.layout, self.limits = layout, limits
+        self.isolation = isolation or sandbox.Isolation(bubblewrap=False, uid=None)
+        sandbox.prepare(layout, self.isolation)
         self.process: subprocess.Popen | None = None
         self.starts = 0
         self.last_cpu_seconds = 0.0
+        self._subreaper = _become_subreaper()
 
     # ----- life cycle -----
     def start(self) -> None:
         request_read, request_write = os.pipe()
         response_read, response_write = os.pipe()
         env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
-        env.update(THREADS_ENV, HOME=str(self.layout.work), PYTHONHASHSEED="0", MPLBACKEND="Agg")
+        iso = self.isolation
+        env.update(THREADS_ENV, HOME=str(iso.work(self.layout)), PYTHONHASHSEED="0", MPLBACKEND="Agg")
+        argv = sandbox.wrap(_launcher(iso.runtime(self.layout), iso.packages(self.layout), request_read,
+                                      response_write), self.layout, iso)
+        self._drop = sandbox.drop_privileges(iso)
+        self._before = set(_children(os.getpid()))
         with open(self.layout.log / "stdout", "ab") as out, open(self.layout.log / "stderr", "ab") as err:
             self.process = subprocess.Popen(
-                _launcher(self.layout, request_read, response_write),
+                argv,
                 stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=self.layout.work, env=env,
                 pass_fds=(request_read, response_write), start_new_session=True,
                 preexec_fn=self._apply_limits,
@@ -79,19 +126,46 @@ class Worker:
                              (resource.RLIMIT_FSIZE, limits.file_size), (resource.RLIMIT_NPROC, limits.processes),
                              (resource.RLIMIT_CORE, 0)):
             resource.setrlimit(which, (value, value))
+        self._drop()
 
     def stop(self) -> None:
-        """Kill the worker's whole process group and close the pipes."""
+        """Kill the worker's whole process group, anything it left behind, and close the pipes."""
         if self.process is None:
             return
+        leftovers = _descendants(self.process.pid)
         try:
             os.killpg(self.process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        self._kill(leftovers)
         self.process.wait()
+        self._reap_orphans()
         for fd in (self._to_worker, self._from_worker):
             os.close(fd)
         self.process = None
+
+    @staticmethod
+    def _kill(pids) -> None:
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def _reap_orphans(self) -> None:
+        """Kill and reap processes that a dead worker left (a setsid daemon reparents to us, the subreaper)."""
+        if not self._subreaper:
+            return
+        for _ in range(100):
+            orphans = [pid for pid in _children(os.getpid()) if pid not in self._before]
+            if not orphans:
+                return
+            for pid in orphans:
+                self._kill([pid])
+                try:
+                    os.waitpid(pid, 0)
+                except ChildProcessError:
+                    pass
 
     def __enter__(self) -> Worker:
         return self
@@ -144,14 +218,18 @@ class Worker:
         return read_exactly
 
     def _cpu_seconds(self) -> float:
-        """CPU time the worker process has used, from the kernel (not from the worker's word)."""
+        """CPU time the worker's process tree has used, from the kernel (not from the worker's word)."""
         if self.process is None:
             return 0.0
-        try:
-            with open(f"/proc/{self.process.pid}/schedstat") as f:
-                return int(f.read().split()[0]) / 1e9
-        except (OSError, ValueError, IndexError):
-            return time.process_time()
+        pids = [self.process.pid] + (_descendants(self.process.pid) if self.isolation.bubblewrap else [])
+        total = 0
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/schedstat") as f:
+                    total += int(f.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass
+        return total / 1e9
 
     def last_words(self) -> str:
         """The last line the worker wrote to stderr, for a crash message (at most 200 characters)."""
