@@ -41,7 +41,7 @@ class Isolation:
         if self.bubblewrap:
             parts.append("bubblewrap (no network, private pid namespace, read-only interpreter)")
         if self.uid is not None:
-            parts.append(f"unprivileged uid {self.uid}")
+            parts.append("an unprivileged uid")
         elif os.geteuid() == 0:
             parts.append("running as root (the process-count limit does not bind)")
         return ", ".join(parts)
