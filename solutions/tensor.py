@@ -253,7 +253,8 @@ class Tensor:
         return op(out, (self,), backward)
 
     def sigmoid(self) -> Tensor:
-        out = 0.5 * (1.0 + np.tanh(0.5 * self.data))  # 1 / (1 + exp(-x)), without overflow
+        e = np.exp(-np.abs(self.data))  # 1 / (1 + exp(-x)), stable for large |x| of either sign
+        out = np.where(self.data >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
         def backward(g):
             """out = 1 / (1 + exp(-x)): dL/dx = g * out * (1 - out)."""

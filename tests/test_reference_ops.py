@@ -171,10 +171,6 @@ def test_relu_has_gradient_zero_exactly_at_zero():
     assert_grads_match_torch(lambda a: a.relu(), lambda a: a.relu(), [np.zeros((2, 3))], np.ones((2, 3)))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "solutions.Tensor.sigmoid computes 0.5 * (1 + tanh(x / 2)), which cancels for x << 0: at x = -30 "
-    "forward and gradient are 9.357622968e-14 * (1 + 1.7e-4) against torch's 9.357622968e-14 "
-    "(relative error 4e-11 at x = -15, 9e-9 at -20); the absolute error stays below 1e-16"))
 def test_sigmoid_stays_relatively_accurate_deep_in_its_negative_tail():
     """Does sigmoid keep torch's relative accuracy (1e-10) for large negative inputs, where its value is tiny?"""
     x = np.array([-15.0, -20.0, -30.0])
