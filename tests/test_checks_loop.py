@@ -1,0 +1,260 @@
+"""Do the loop checks (tasks 5.1-5.5, 6.1-6.2) pass the reference, stop at the stubs, and fail known-wrong loops?
+
+Each known-wrong submission is solutions/ with one thing broken by a string
+replacement; it must lose exactly its task among the tasks of its file, with
+the message the student would read.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+import torch
+
+from graders import messages as msg
+from graders import paths
+from graders.checks import torch_loop as torch_checks
+from graders.grade import FAILED, NOT_ATTEMPTED, PASSED, SKIPPED, grade
+from graders.tasks import BY_ID
+from graders.worker.verbs_torch import SGD as MirrorSGD
+
+TRAIN_TASKS = ("5.1", "5.2", "5.3", "5.4", "5.5")
+TORCH_TASKS = ("6.1", "6.2")
+LOOP_TASKS = TRAIN_TASKS + TORCH_TASKS
+CUDA_STATUS = PASSED if torch.cuda.is_available() else SKIPPED
+
+
+def submission(tmp_path, file: str | None = None, *replacements: tuple[str, str], only=None):
+    """A copy of solutions/ (or of only the ``only`` files) with ``file`` changed by each (old, new)."""
+    folder = tmp_path / "submission"
+    shutil.copytree(paths.SOLUTIONS, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    if only is not None:
+        for path in folder.glob("*.py"):
+            if path.name not in only:
+                path.unlink()
+    if file is not None:
+        text = (folder / file).read_text()
+        for old, new in replacements:
+            assert text.count(old) == 1, f"{old!r} is not in {file} exactly once"
+            text = text.replace(old, new)
+        (folder / file).write_text(text)
+    return folder
+
+
+def results(folder, task_ids) -> dict:
+    return {r.task.id: r for r in grade(folder, task_ids=task_ids).results}
+
+
+def head(task_id: str) -> dict:
+    return msg.header(BY_ID[task_id])
+
+
+def assert_loses_only(results_by_id: dict, lost: str) -> str:
+    """Only ``lost`` failed among the graded tasks (6.2 passes or is skipped); returns its message."""
+    expected = {task: FAILED if task == lost else (CUDA_STATUS if task == "6.2" else PASSED)
+                for task in results_by_id}
+    assert {task: r.status for task, r in results_by_id.items()} == expected, \
+        "\n\n".join(r.message for r in results_by_id.values() if r.status != expected[r.task.id])
+    return results_by_id[lost].message
+
+
+# ----- the reference and the stubs -----
+
+
+def test_the_solutions_pass_every_loop_task(tmp_path):
+    """Does the reference solution pass 5.1-5.5 and 6.1 (6.2 skipped without CUDA), well inside the time budget?"""
+    report = grade(submission(tmp_path), task_ids=LOOP_TASKS)
+    statuses = {r.task.id: r.status for r in report.results}
+    assert statuses == {**{t: PASSED for t in LOOP_TASKS}, "6.2": CUDA_STATUS}, \
+        "\n".join(r.message for r in report.results)
+    assert report.score == sum(BY_ID[t].points for t in LOOP_TASKS)
+
+
+def test_the_exercises_are_not_attempted():
+    """Do the stubs of exercises/ read as 'not attempted' for every loop task (6.2 skipped without CUDA)?"""
+    report = grade(paths.EXERCISES, task_ids=LOOP_TASKS)
+    statuses = {r.task.id: r.status for r in report.results}
+    assert statuses == {**{t: NOT_ATTEMPTED for t in LOOP_TASKS}, "6.2": SKIPPED if CUDA_STATUS == SKIPPED
+                        else NOT_ATTEMPTED}
+    assert report.results[0].message == msg.NOT_ATTEMPTED.format(task="5.1", what="train_epoch", file="train.py")
+    assert report.results[4].message == msg.NOT_ATTEMPTED.format(task="5.5", what="save a checkpoint",
+                                                                 file="train.py")
+
+
+def test_without_cuda_task_6_2_is_skipped_and_carries_no_points(tmp_path, monkeypatch):
+    """Without CUDA, is 6.2 reported as skipped with the no-CUDA line, and out of no points?"""
+    monkeypatch.setattr(torch_checks.reference, "cuda_available", lambda: False)
+    [result] = grade(submission(tmp_path), task_ids=("6.2",)).results
+    assert (result.status, result.score, result.max_score) == (SKIPPED, 0.0, 0.0)
+    assert result.message == msg.SKIPPED_NO_CUDA.format(**head("6.2"))
+
+
+def test_with_cuda_task_6_2_runs_the_check_of_6_1_on_cuda(tmp_path, monkeypatch):
+    """Where CUDA is present, does 6.2 run 6.1's very check, with only the device changed?"""
+    devices = []
+    monkeypatch.setattr(torch_checks.reference, "cuda_available", lambda: True)
+    monkeypatch.setattr(torch_checks, "check_fit_torch", lambda ctx, device: devices.append((ctx.task.id, device)))
+    grade(submission(tmp_path), task_ids=TORCH_TASKS)
+    assert devices == [("6.1", "cpu"), ("6.2", "cuda")]
+
+
+def test_the_mirror_sgd_steps_exactly_like_torch_optim_sgd():
+    """Does the SGD handed to fit_torch (torch.optim's arithmetic, without its import cost) match torch.optim.SGD?"""
+    def run(optimizer_class):
+        torch.manual_seed(0)
+        net = torch.nn.Sequential(torch.nn.Linear(1, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1)).double()
+        optimizer = optimizer_class(net.parameters(), lr=0.05, momentum=0.9)
+        x = torch.linspace(-2.0, 2.0, 16, dtype=torch.float64).reshape(-1, 1)
+        for _ in range(5):
+            optimizer.zero_grad()
+            torch.nn.functional.mse_loss(net(x), torch.sin(2 * x)).backward()
+            optimizer.step()
+        return [p.detach().numpy() for p in net.parameters()]
+
+    for mirror, real in zip(run(MirrorSGD), run(torch.optim.SGD)):
+        np.testing.assert_array_equal(mirror, real)
+
+
+# ----- one known-wrong submission per task -----
+
+
+def test_keeping_the_loss_tensors_loses_only_5_1(tmp_path):
+    """Does a train_epoch that keeps every loss Tensor (and averages them at the end) lose 5.1 alone?"""
+    folder = submission(tmp_path, "train.py",
+                        ("losses.append(loss.item())", "losses.append(loss)"),
+                        ("    return float(np.mean(losses))\n    ### END SOLUTION\n\n\ndef _step",
+                         "    return float(np.mean([l.item() for l in losses]))\n    ### END SOLUTION\n\n\ndef _step"))
+    message = assert_loses_only(results(folder, TRAIN_TASKS), "5.1")
+    assert message == msg.LOOP_GRAPHS_KEPT.format(alive=2, **head("5.1"))
+
+
+def test_not_restoring_the_mode_loses_only_5_2(tmp_path):
+    """Does an evaluate that always ends in training mode lose 5.2 alone, naming the model it left wrong?"""
+    folder = submission(tmp_path, "train.py", ("model.train(was_training)", "model.train()"))
+    message = assert_loses_only(results(folder, TRAIN_TASKS), "5.2")
+    assert message == msg.LOOP_MODE.format(where="after evaluate of a model in eval mode", subject="the model",
+                                           got="in training mode", expected="in eval mode",
+                                           hint=msg.HINT_RESTORE_MODE, **head("5.2"))
+
+
+def test_not_dividing_by_accumulate_loses_only_5_3(tmp_path):
+    """Does a train_epoch that backpropagates undivided micro-batch losses lose 5.3 alone, with that hint?"""
+    folder = submission(tmp_path, "train.py", ("        (loss / accumulate).backward()", "        loss.backward()"))
+    message = assert_loses_only(results(folder, TRAIN_TASKS), "5.3")
+    assert message.startswith(msg.WRONG_VALUE_HEAD.format(what="layers.0.weight after one epoch", **head("5.3")))
+    assert message.endswith(msg.HINT.format(hint=msg.HINT_NOT_DIVIDED))
+
+
+def test_forgetting_val_loss_in_fit_loses_only_5_4(tmp_path):
+    """Does a fit that never validates lose 5.4 alone (5.5 holds the resumed run to the student's own fit)?"""
+    folder = submission(tmp_path, "train.py", ('        if val_loader is not None:\n            history["val_loss"]',
+                                               '        if False:\n            history["val_loss"]'))
+    message = assert_loses_only(results(folder, TRAIN_TASKS), "5.4")
+    assert message == msg.WRONG_KIND.format(what='history["val_loss"] from fit', got="a list of 0",
+                                            expected="3 (one per epoch)", **head("5.4"))
+
+
+def test_saving_with_np_savez_to_a_bare_name_loses_only_5_5(tmp_path):
+    """Does a checkpoint written with np.savez(path) (so at path + '.npz') lose 5.5 alone, with that hint?"""
+    folder = submission(tmp_path, "train.py",
+                        ('    tmp = f"{os.fspath(path)}.tmp"\n    with open(tmp, "wb") as f:\n        np.savez(f,',
+                         "    if True:\n        np.savez(path,"),
+                        ("    os.replace(tmp, path)\n", ""))
+    message = assert_loses_only(results(folder, TRAIN_TASKS), "5.5")
+    assert message == msg.CKPT_NOT_AT_PATH.format(path="checkpoint", found=msg.CKPT_FOUND.format(
+        names="'checkpoint.npz'"), hint=msg.HINT_CKPT_NPZ, **head("5.5"))
+
+
+def test_fit_torch_left_in_eval_mode_after_validation_loses_6_1(tmp_path):
+    """Does a fit_torch that calls model.train() once, before the epochs, lose 6.1 at epoch 2's first batch?"""
+    folder = submission(tmp_path, "torch_loop.py", ("    for _ in range(epochs):\n        model.train()",
+                                                    "    model.train()\n    for _ in range(epochs):"))
+    message = assert_loses_only(results(folder, TORCH_TASKS), "6.1")
+    assert message == msg.LOOP_MODE.format(where="at forward 5 (a training batch)", subject="the model",
+                                           got="in eval mode", expected="in train mode", hint=msg.HINT_TORCH_TRAIN,
+                                           **head("6.1"))
+
+
+def test_the_end_to_end_rung_computes_the_mse_itself(tmp_path):
+    """With an SGD that never moves the weights, does 5.4 fail on the MSE the grader computed from them?"""
+    folder = submission(tmp_path, "optim.py", ("            p.data -= self.lr * d\n", "            pass\n"))
+    [result] = grade(folder, task_ids=("5.4",)).results
+    assert result.status == FAILED
+    assert result.message.startswith(msg.FIT_E2E_ABOVE_BAR.split("{mse")[0].format(
+        setup=msg.FIT_E2E_SETUP.format(lr=0.02, batch_size=32, epochs=300), **head("5.4")))
+
+
+def test_the_end_to_end_rung_needs_the_whole_stack(tmp_path):
+    """Does a submission of train.py alone pass 5.1 but fail 5.4's end-to-end rung, naming the missing file?"""
+    by_id = results(submission(tmp_path, only={"train.py"}), ("5.1", "5.4"))
+    assert by_id["5.1"].status == PASSED
+    assert by_id["5.4"].message == msg.FIT_E2E_MISSING.format(file="tensor.py", **head("5.4"))
+
+
+# ----- more known mistakes (slower: one grading each) -----
+
+SLOW_TRAIN_CASES = {
+    "return the loss Tensor": (
+        "5.1", [("losses.append(loss.item())", "losses.append(loss)"),
+                ("    return float(np.mean(losses))\n    ### END SOLUTION\n\n\ndef _step",
+                 "    return sum(losses[1:], losses[0]) / len(losses)\n    ### END SOLUTION\n\n\ndef _step")],
+        msg.WRONG_KIND.format(what="the value train_epoch returned", got="a Tensor",
+                              expected=msg.LOOP_FLOAT.format(how="read the loss with .item()"), **head("5.1"))),
+    "forget model.train()": (
+        "5.1", [("    model.train()\n    losses, pending", "    losses, pending")],
+        msg.LOOP_MODE.format(where="at forward 1 of 3 in train_epoch", subject="the model", got="in eval mode",
+                             expected="in training mode", hint=msg.HINT_TRAIN_MODE, **head("5.1"))),
+    "forget model.eval()": (
+        "5.2", [("    model.eval()\n    try:", "    try:")],
+        msg.LOOP_MODE.format(where="at forward 1 of 3 in evaluate", subject="the model", got="in training mode",
+                             expected="in eval mode", hint=msg.HINT_EVAL_MODE, **head("5.2"))),
+    "forget no_grad()": (
+        "5.2", [("        with no_grad():\n            losses", "        if True:\n            losses")],
+        msg.LOOP_MODE.format(where="at forward 1 of 3 in evaluate", subject="grad mode", got="on",
+                             expected="off (no_grad)", hint=msg.HINT_EVAL_NO_GRAD, **head("5.2"))),
+    "clip without + 1e-6": (
+        "5.3", [("scale = min(1.0, max_norm / (total + 1e-6))", "scale = min(1.0, max_norm / total)")],
+        msg.HINT.format(hint=msg.HINT_CLIP_EPSILON)),
+    "clip into new arrays": (
+        "5.3", [("    for g in grads:\n        g *= scale", "    for p in params:\n        if p.grad is not None:\n"
+                 "            p.grad = p.grad * scale")], msg.CLIP_REPLACED.format(index=0, **head("5.3"))),
+    "fit without resuming": (
+        "5.5", [("    if checkpoint is not None and os.path.exists(checkpoint):", "    if False:")],
+        msg.HINT.format(hint=msg.HINT_CKPT_IGNORED)),
+    "resume without the optimizer": (
+        "5.5", [("        optimizer.load_state_dict(", "        (lambda state: None)(")],
+        msg.HINT.format(hint=msg.HINT_CKPT_OPTIMIZER)),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mistake", list(SLOW_TRAIN_CASES))
+def test_a_known_mistake_in_train_py_loses_only_its_task(tmp_path, mistake):
+    """Does each classic mistake in train.py lose exactly its task, with its message (or hint line)?"""
+    lost, replacements, text = SLOW_TRAIN_CASES[mistake]
+    message = assert_loses_only(results(submission(tmp_path, "train.py", *replacements), TRAIN_TASKS), lost)
+    assert message == text or message.endswith(text), message
+
+
+@pytest.mark.slow
+def test_dropping_zero_grad_loses_5_1_and_what_uses_train_epoch(tmp_path):
+    """Does a train_epoch that never clears gradients lose 5.1 (with the hint), 5.3 (same function) and 5.4's
+    end-to-end run, but keep 5.2 and 5.5 (fit is graded over the reference train_epoch)?"""
+    folder = submission(tmp_path, "train.py", ("    optimizer.zero_grad()\n    for xb", "    for xb"),
+                        ("    optimizer.step()\n    optimizer.zero_grad()", "    optimizer.step()"))
+    by_id = results(folder, TRAIN_TASKS)
+    assert {t: r.status for t, r in by_id.items()} == {"5.1": FAILED, "5.2": PASSED, "5.3": FAILED, "5.4": FAILED,
+                                                       "5.5": PASSED}
+    assert by_id["5.1"].message.endswith(msg.HINT.format(hint=msg.HINT_NO_ZERO_GRAD))
+
+
+@pytest.mark.slow
+def test_fit_torch_that_does_not_move_batches_loses_6_1(tmp_path):
+    """Does a fit_torch that never moves its training batches lose 6.1, naming the first one?"""
+    folder = submission(tmp_path, "torch_loop.py", ("            xb, yb = xb.to(device), yb.to(device)\n", ""))
+    message = assert_loses_only(results(folder, TORCH_TASKS), "6.1")
+    assert message == msg.TORCH_BATCH_NOT_MOVED.format(
+        count=18, total=24, device="cpu", which="the inputs of batch 1 in pass 1 over the training loader",
+        **head("6.1"))
