@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import functools
+import glob
 import os
 import shutil
 import stat
@@ -118,6 +119,8 @@ def _bubblewrap_prefix(layout: Layout) -> list[str]:
             "--unshare-uts", "--unshare-cgroup-try", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     for system in ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/alternatives"):
         argv += ["--ro-bind-try", system, system]
+    for device in sorted(glob.glob("/dev/nvidia*")):  # the GPU, where there is one (task 6.2)
+        argv += ["--dev-bind-try", device, device]
     for path in _interpreter_paths():
         # Folders above the interpreter (such as /root) are made searchable, so the dropped uid reaches it.
         for folder in reversed(Path(path).parents[:-1]):

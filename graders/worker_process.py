@@ -22,7 +22,9 @@ from . import sandbox
 from .layout import Layout
 from .worker import protocol
 
-KEPT_ENV = ("PATH", "LANG", "LC_ALL", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+KEPT_ENV = ("PATH", "LANG", "LC_ALL", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
+            # CUDA's driver and runtime (task 6.2) read these where a GPU is present.
+            "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")
 THREADS_ENV = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 LOG_LIMIT = 1 << 20
 
@@ -33,6 +35,14 @@ class Limits:
     address_space: int = 8 * 2**30
     file_size: int = 64 * 2**20
     processes: int = 256
+
+    @classmethod
+    def for_this_machine(cls) -> Limits:
+        """The default limits; where CUDA is present the address-space cap is lifted, since
+        CUDA reserves far more virtual memory than it uses (memory is still bounded by the GPU's)."""
+        from . import reference
+
+        return cls(address_space=resource.RLIM_INFINITY) if reference.cuda_available() else cls()
 
 
 class WorkerDied(Exception):
@@ -88,8 +98,8 @@ def _descendants(pid: int) -> list[int]:
 
 
 class Worker:
-    def __init__(self, layout: Layout, limits: Limits = Limits(), isolation: sandbox.Isolation | None = None):
-        self.layout, self.limits = layout, limits
+    def __init__(self, layout: Layout, limits: Limits | None = None, isolation: sandbox.Isolation | None = None):
+        self.layout, self.limits = layout, limits or Limits.for_this_machine()
         self.isolation = isolation or sandbox.Isolation(bubblewrap=False, uid=None)
         sandbox.prepare(layout, self.isolation)
         self.process: subprocess.Popen | None = None

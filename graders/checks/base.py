@@ -48,7 +48,6 @@ class Context:
     worker: Worker
     missing: tuple[str, ...] = ()
     key: int | None = None
-    cuda: bool = False
     examples: int = 0
     notes: list[str] = field(default_factory=list)
 
