@@ -13,7 +13,6 @@ from pathlib import Path
 
 import hypothesis
 import numpy as np
-import torch
 
 from . import __version__, layout, messages, sandbox
 from .checks import CHECKS, load_all
@@ -65,6 +64,8 @@ class Skip(Exception):
 
 
 def versions() -> dict:
+    import torch
+
     return {"autograd-lab": __version__, "python": platform.python_version(), "numpy": np.__version__,
             "torch": torch.__version__, "hypothesis": hypothesis.__version__}
 
@@ -94,12 +95,13 @@ def grade(submission: Path, *, key: int | None = None, task_ids: tuple[str, ...]
 
     ``isolation`` is "auto" (bubblewrap where it works), "bubblewrap" or "limits".
     """
-    load_all()
     start = time.perf_counter()
     chosen = sandbox.choose(isolation)
     lay = layout.lay_out(Path(submission), scratch)
     try:
         with Worker(lay, isolation=chosen) as worker:
+            worker.start()  # it imports torch while the judge imports its checks (and torch)
+            load_all()
             results = [run_task(task, worker, lay, key) for task in TASKS
                        if task_ids is None or task.id in task_ids]
     finally:

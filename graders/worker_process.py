@@ -9,6 +9,7 @@ misses its deadline is killed; the next request starts a fresh one.
 
 from __future__ import annotations
 
+import glob
 import os
 import resource
 import select
@@ -40,6 +41,8 @@ class Limits:
     def for_this_machine(cls) -> Limits:
         """The default limits; where CUDA is present the address-space cap is lifted, since
         CUDA reserves far more virtual memory than it uses (memory is still bounded by the GPU's)."""
+        if not glob.glob("/dev/nvidia*"):  # no GPU: don't import torch just to ask
+            return cls()
         from . import reference
 
         return cls(address_space=resource.RLIM_INFINITY) if reference.cuda_available() else cls()
@@ -53,9 +56,9 @@ class WorkerTimedOut(Exception):
     """The worker did not answer within the request's deadline."""
 
 
-def _launcher(runtime, packages, request_fd: int, response_fd: int) -> list[str]:
+def _launcher(runtime, packages, request_fd: int, response_fd: int, preload: tuple[str, ...]) -> list[str]:
     code = (f"import sys; sys.path.insert(0, {str(runtime)!r}); "
-            f"from worker.main import serve; serve({request_fd}, {response_fd}, {str(packages)!r})")
+            f"from worker.main import serve; serve({request_fd}, {response_fd}, {str(packages)!r}, {preload!r})")
     return [sys.executable, "-I", "-c", code]
 
 
@@ -114,8 +117,9 @@ class Worker:
         env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
         iso = self.isolation
         env.update(THREADS_ENV, HOME=str(iso.work(self.layout)), PYTHONHASHSEED="0", MPLBACKEND="Agg")
+        preload = ("torch",) if self.starts == 0 else ()  # a restarted worker imports torch only if asked to
         argv = sandbox.wrap(_launcher(iso.runtime(self.layout), iso.packages(self.layout), request_read,
-                                      response_write), self.layout, iso)
+                                      response_write, preload), self.layout, iso)
         self._drop = sandbox.drop_privileges(iso)
         self._before = set(_children(os.getpid()))
         with open(self.layout.log / "stdout", "ab") as out, open(self.layout.log / "stderr", "ab") as err:
@@ -184,16 +188,18 @@ class Worker:
         self.stop()
 
     # ----- requests -----
-    def request(self, verb: str, args: dict, timeout: float) -> dict:
+    def request(self, verb: str, args: dict, timeout: float, *, measure_cpu: bool = False) -> dict:
         """Send one request; the worker's reply ({"ok": ...} or {"error": ...}).
 
-        Raises WorkerDied or WorkerTimedOut; either way the worker is stopped
-        and the next request starts a fresh one.
+        With ``measure_cpu``, ``last_cpu_seconds`` is the CPU time the worker's
+        processes spent on it, read from the kernel. Raises WorkerDied or
+        WorkerTimedOut; either way the worker is stopped and the next request
+        starts a fresh one.
         """
         if self.process is None:
             self.start()
         deadline = time.monotonic() + timeout
-        cpu_before = self._cpu_seconds()
+        cpu_before = self._cpu_seconds() if measure_cpu else 0.0
         try:
             protocol.write_all(self._to_worker, protocol.encode({"verb": verb, "args": args}))
             reply = protocol.decode(self._reader(deadline))
@@ -203,7 +209,7 @@ class Worker:
         except (EOFError, BrokenPipeError, protocol.ProtocolError) as error:
             self.stop()
             raise WorkerDied(str(error)) from None
-        self.last_cpu_seconds = self._cpu_seconds() - cpu_before
+        self.last_cpu_seconds = self._cpu_seconds() - cpu_before if measure_cpu else 0.0
         if not isinstance(reply, dict) or not ({"ok"} == set(reply) or {"error"} == set(reply)):
             self.stop()
             raise WorkerDied("the worker answered with a malformed reply")

@@ -52,12 +52,13 @@ class Context:
     notes: list[str] = field(default_factory=list)
 
     # ----- asking the worker -----
-    def ask(self, verb: str, doing: str, *, timeout: float = DEFAULT_TIMEOUT, hint: str | None = None, **args):
+    def ask(self, verb: str, doing: str, *, timeout: float = DEFAULT_TIMEOUT, hint: str | None = None,
+            measure_cpu: bool = False, **args):
         """The worker's answer to one request, or CheckFailed/NotAttempted in the student's terms."""
         head = msg.header(self.task, doing=doing)
         hint_line = msg.HINT.format(hint=hint) if hint else ""
         try:
-            reply = self.worker.request(verb, args, timeout)
+            reply = self.worker.request(verb, args, timeout, measure_cpu=measure_cpu)
         except WorkerTimedOut:
             raise CheckFailed(msg.TIMED_OUT.format(seconds=timeout, **head)) from None
         except WorkerDied:

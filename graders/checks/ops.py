@@ -224,11 +224,12 @@ def matmul(ctx: Context) -> None:
     wire, _ = _encode([a, b], {})
     args = dict(package="sub_tensor", op="matmul", operands=wire, kwargs={}, upstream=np.ones_like(a),
                 repeat=COST_REPEAT)
-    ctx.ask("op_cost", "timing the forward of a @ b", phase="forward", **args)
+    ctx.ask("op_cost", "timing the forward of a @ b", phase="forward", measure_cpu=True, **args)
     forward = max(ctx.worker.last_cpu_seconds, 1e-3)
     limit = COST_RATIO * forward + 0.05
     try:
-        reply = ctx.worker.request("op_cost", {**args, "phase": "backward"}, timeout=max(5.0, 4 * limit))
+        reply = ctx.worker.request("op_cost", {**args, "phase": "backward"}, timeout=max(5.0, 4 * limit),
+                                   measure_cpu=True)
         backward = ctx.worker.last_cpu_seconds if "ok" in reply else float("inf")
     except (WorkerDied, WorkerTimedOut):
         backward = float("inf")
