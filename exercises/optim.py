@@ -26,9 +26,10 @@ class Optimizer:
         return {key: np.copy(value) if np.ndim(value) else value for key, value in self.state.items()}
 
     def load_state_dict(self, state: dict) -> None:
-        """Continue from a ``state_dict()``, also one read back with ``np.load``."""
-        self.state = {key: np.array(value, dtype=np.float64) if np.ndim(value) else np.asarray(value).item()
-                      for key, value in state.items()}
+        """Continue from a ``state_dict()``, also one read back with ``np.load``: whole numbers
+        (step counts) come back as ints, everything else as float64 arrays (0-d ones included)."""
+        self.state = {key: int(value) if np.issubdtype(np.asarray(value).dtype, np.integer)
+                      else np.array(value, dtype=np.float64) for key, value in state.items()}
 
 
 class SGD(Optimizer):

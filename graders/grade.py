@@ -99,11 +99,12 @@ def grade(submission: Path, *, key: int | None = None, task_ids: tuple[str, ...]
     chosen = sandbox.choose(isolation)
     lay = layout.lay_out(Path(submission), scratch)
     try:
-        with Worker(lay, isolation=chosen) as worker:
+        tasks = [task for task in TASKS if task_ids is None or task.id in task_ids]
+        preload = ("torch",) if any(task.module == "torch_loop" for task in tasks) else ()
+        with Worker(lay, isolation=chosen, preload=preload) as worker:
             worker.start()  # it imports torch while the judge imports its checks (and torch)
             load_all()
-            results = [run_task(task, worker, lay, key) for task in TASKS
-                       if task_ids is None or task.id in task_ids]
+            results = [run_task(task, worker, lay, key) for task in tasks]
     finally:
         lay.cleanup()
     return Report(str(submission), results, time.perf_counter() - start, chosen.describe(), key, versions())

@@ -44,7 +44,7 @@ def _reason(test: dict) -> str:
     if first.startswith(prefix):
         first = first[len(prefix):]
         first = first.split("): ", 1)[1] if first.startswith("(") and "): " in first else first
-    return first
+    return first.removeprefix("not attempted yet: ")
 
 
 def _status(test: dict) -> str:
@@ -53,13 +53,13 @@ def _status(test: dict) -> str:
 
 def table(result: dict, *, seconds: float | None = None) -> str:
     """The terminal scorecard: one line per task, the total, then the full message of each failure."""
-    rows = [f"{'task':<5} {'title':<46} {'points':>7}  {'status':<14} reason"]
+    rows = [f"{'task':<5} {'title':<50} {'points':>7}  {'status':<14} reason"]
     for test in result["tests"]:
         title = test["name"].split(" ", 1)[1]
         points = f"{test['score']:g}/{test['max_score']:g}"
         status = _status(test)
         reason = "" if status == PASSED else _reason(test)
-        rows.append(f"{test['number']:<5} {title[:46]:<46} {points:>7}  {status:<14} {reason[:70]}")
+        rows.append(f"{test['number']:<5} {title[:50]:<50} {points:>7}  {status:<14} {reason[:70]}")
     extra = result.get("extra_data", {})
     timing = f", {seconds:.1f} s" if seconds is not None else ""
     rows.append(msg.TOTAL.format(score=result["score"], max_score=extra.get("max_score", 100),

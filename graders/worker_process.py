@@ -101,8 +101,10 @@ def _descendants(pid: int) -> list[int]:
 
 
 class Worker:
-    def __init__(self, layout: Layout, limits: Limits | None = None, isolation: sandbox.Isolation | None = None):
+    def __init__(self, layout: Layout, limits: Limits | None = None, isolation: sandbox.Isolation | None = None,
+                 preload: tuple[str, ...] = ()):
         self.layout, self.limits = layout, limits or Limits.for_this_machine()
+        self.preload = preload
         self.isolation = isolation or sandbox.Isolation(bubblewrap=False, uid=None)
         sandbox.prepare(layout, self.isolation)
         self.process: subprocess.Popen | None = None
@@ -117,7 +119,7 @@ class Worker:
         env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
         iso = self.isolation
         env.update(THREADS_ENV, HOME=str(iso.work(self.layout)), PYTHONHASHSEED="0", MPLBACKEND="Agg")
-        preload = ("torch",) if self.starts == 0 else ()  # a restarted worker imports torch only if asked to
+        preload = self.preload if self.starts == 0 else ()  # a restarted worker imports only what it is asked
         argv = sandbox.wrap(_launcher(iso.runtime(self.layout), iso.packages(self.layout), request_read,
                                       response_write, preload), self.layout, iso)
         self._drop = sandbox.drop_privileges(iso)

@@ -18,6 +18,7 @@ from ..tasks import BY_ID, Task
 from ..worker_process import Worker, WorkerDied, WorkerTimedOut
 
 STUB_MESSAGE = re.compile(r"^Task (\d\.\d)\b")
+STUB_PART = re.compile(r"Task (\d\.\d): ([^;]+)")
 DEFAULT_TIMEOUT = 10.0
 
 
@@ -73,7 +74,7 @@ class Context:
         """The exception to raise for an error that student code raised while ``doing``."""
         stub = STUB_MESSAGE.match(error.get("message", ""))
         if "NotImplementedError" in error.get("mro", ()) and stub:
-            if stub[1] == self.task.id:
+            if stub[1] == self.task.id or self.task.id in dict(STUB_PART.findall(error["message"])):
                 return NotAttempted(self.not_attempted_text(error["message"]))
             return NotAttempted(msg.NEEDS_OTHER_TASK.format(task=self.task.id, what=error["message"]))
         text = f"{error['type']}: {error['message']}" if error.get("message") else error["type"]
@@ -82,7 +83,9 @@ class Context:
                                      msg.HINT.format(hint=hint) if hint else ""))
 
     def not_attempted_text(self, stub_message: str) -> str:
-        what = stub_message.split(":", 1)[-1].strip()
+        """The stub's own words for this task: from "Task 3.1: step; Task 3.2: momentum", 3.2's part."""
+        parts = dict(STUB_PART.findall(stub_message))
+        what = parts.get(self.task.id) or stub_message.split(":", 1)[-1].strip()
         return msg.NOT_ATTEMPTED.format(task=self.task.id, what=what, file=f"{self.task.module}.py")
 
     def require_files(self, *modules: str) -> None:
