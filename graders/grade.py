@@ -31,6 +31,7 @@ class TaskResult:
     message: str
     seconds: float = 0.0
     examples: int = 0
+    data: dict = field(default_factory=dict)
 
     @property
     def max_score(self) -> float:
@@ -86,7 +87,7 @@ def run_task(task: Task, worker: Worker, lay: layout.Layout, key: int | None) ->
     except Exception as error:  # noqa: BLE001 - a bug of ours must not hide the other tasks
         status, score = ERROR, 0.0
         text = messages.GRADER_ERROR.format(task=task.id, title=task.title, error=f"{type(error).__name__}: {error}")
-    return TaskResult(task, status, score, text, time.perf_counter() - start, ctx.examples)
+    return TaskResult(task, status, score, text, time.perf_counter() - start, ctx.examples, ctx.data)
 
 
 def grade(submission: Path, *, key: int | None = None, task_ids: tuple[str, ...] | None = None,

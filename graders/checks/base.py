@@ -50,7 +50,7 @@ class Context:
     missing: tuple[str, ...] = ()
     key: int | None = None
     examples: int = 0
-    notes: list[str] = field(default_factory=list)
+    data: dict = field(default_factory=dict)  # what a task measured beyond pass/fail, for the scorecard
 
     # ----- asking the worker -----
     def ask(self, verb: str, doing: str, *, timeout: float = DEFAULT_TIMEOUT, hint: str | None = None,

@@ -416,6 +416,10 @@ def fit(ctx: Context) -> None:
                          [(1, hidden), (hidden,), (hidden, 1), (1,)], f"after the lesson's run ({text})")
     with np.errstate(all="ignore"):
         mse = lesson_mse(params, X, Y)
+    ctx.data["lesson_mse"] = mse
+    losses = answer.get("train_loss")
+    if isinstance(losses, list) and all(isinstance(v, float) and np.isfinite(v) for v in losses):
+        ctx.data["train_loss"] = losses  # the student's own claim: drawn on the scorecard, never graded
     if not mse < BAR:
         raise CheckFailed(msg.FIT_E2E_ABOVE_BAR.format(setup=text, mse=mse, bar=BAR, floor=NOISE_FLOOR, n=len(X),
                                                        **msg.header(ctx.task)))

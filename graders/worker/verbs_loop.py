@@ -224,8 +224,16 @@ def fit_end_to_end(package, X, Y, seed, hidden, batch_size, lr, epochs):
     rng = np.random.default_rng(seed)
     model = nn.Sequential(nn.Linear(1, hidden, rng=rng), nn.ReLU(), nn.Linear(hidden, 1, rng=rng))
     loader = data.DataLoader(X, Y, batch_size=batch_size, shuffle=True, rng=np.random.default_rng(seed + 1))
-    module(package, "train").fit(model, loader, optim.SGD(model.parameters(), lr=lr), nn.MSELoss(), epochs)
-    return {"params": _params(model)}
+    history = module(package, "train").fit(model, loader, optim.SGD(model.parameters(), lr=lr), nn.MSELoss(), epochs)
+    return {"params": _params(model), "train_loss": _floats(history)}
+
+
+def _floats(history):
+    """The history's training losses as plain floats, for the scorecard's picture only (never graded)."""
+    try:
+        return [float(v) for v in history["train_loss"]][:100_000]
+    except Exception:  # noqa: BLE001 - a history we cannot read is simply not drawn
+        return None
 
 
 def _checkpoint_stub(package, path):
