@@ -250,6 +250,8 @@ HINT_CLIP_AFTER = "yours is the norm after clipping: return the total norm from 
 FIT_E2E_MISSING = ("Task {task} ({title}): the end-to-end rung trains the lesson's network on your whole stack "
                    "(tensor.py, optim.py, data.py and train.py), and {file} is missing from the submission.")
 FIT_E2E_DOING = "training the lesson's network on your whole stack ({setup})"
+FIT_E2E_WHOLE_STACK = ("this run uses every file of yours, so a mistake in an earlier task can surface here: "
+                       "fix the failing tasks above first")
 FIT_E2E_SETUP = "1-32-1 ReLU, SGD lr={lr:g}, shuffled batches of {batch_size}, {epochs} epochs"
 FIT_E2E_ABOVE_BAR = ("Task {task} ({title}): after the lesson's run on your whole stack ({setup}), the training MSE "
                      "of your final weights is {mse:.4f}, expected below {bar:g} (1.5 x the noise floor "

@@ -410,7 +410,7 @@ def fit(ctx: Context) -> None:
     hidden = LESSON["hidden"]
     text = msg.FIT_E2E_SETUP.format(**LESSON)
     answer = ctx.ask("fit_end_to_end", msg.FIT_E2E_DOING.format(setup=text), timeout=END_TO_END_TIMEOUT,
-                     package="sub_all", X=X, Y=Y, **LESSON)
+                     hint=msg.FIT_E2E_WHOLE_STACK, package="sub_all", X=X, Y=Y, **LESSON)
     params = read_params(ctx, answer["params"], ["layers.0.weight", "layers.0.bias", "layers.2.weight",
                                                  "layers.2.bias"],
                          [(1, hidden), (hidden,), (hidden, 1), (1,)], f"after the lesson's run ({text})")
