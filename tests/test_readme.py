@@ -1,0 +1,25 @@
+"""The README's set-up commands are the ones CI runs."""
+
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+MAIN_JOB = 'python -m pip install -c .ci/constraints.txt -e . && autograd-lab grade exercises/'
+TEST_JOB = 'python -m pip install -c .ci/constraints.txt -e ".[dev]" && python -m pytest'
+
+
+def test_readme_gives_exactly_the_two_setup_commands():
+    """Does the README's set-up section give the main job and the test job as single commands?"""
+    setup = (REPO / "README.md").read_text().split("## Set up", 1)[1].split("\n## ", 1)[0]
+    commands = [line for line in setup.splitlines() if line.startswith("python -m pip install")]
+    assert commands == [MAIN_JOB, TEST_JOB]
+
+
+def test_ci_runs_the_readme_test_command():
+    """Does .ci/run end with the README's test command, so CI tests what a new user would run?"""
+    lines = [line for line in (REPO / ".ci" / "run").read_text().splitlines() if line and not line.startswith("#")]
+    assert lines[-1] == TEST_JOB
+
+
+def test_ci_pins_the_cpu_build_of_torch():
+    """Does CI pin torch, so a fresh machine does not download a multi-GB CUDA build?"""
+    assert "torch==2.13.0" in (REPO / ".ci" / "constraints.txt").read_text()
