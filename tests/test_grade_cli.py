@@ -1,0 +1,120 @@
+"""The grade command end to end: scorecards, exit codes, determinism, and a judge that never imports student code."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from graders import scorecard
+from graders.cli import main
+from graders.grade import grade
+from graders.tasks import TASKS
+
+REPO = Path(__file__).resolve().parent.parent
+SOME = ("1.1", "1.4", "2.3", "3.1", "4.1", "5.2")
+
+
+def submission(tmp_path: Path, name: str = "alice", source: Path = REPO / "solutions") -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    for path in source.glob("*.py"):
+        shutil.copy(path, folder / path.name)
+    return folder
+
+
+def test_the_reference_solution_scores_full_marks_and_the_stubs_zero():
+    """Do solutions/ get 100/100 and exercises/ 0/100 with every task 'not attempted'?"""
+    reference, stubs = grade(REPO / "solutions"), grade(REPO / "exercises")
+    assert reference.score == reference.max_score == 100
+    assert stubs.score == 0
+    assert {r.task.id for r in stubs.results if r.status == "not attempted"} == {t.id for t in TASKS} - {"6.2"}
+
+
+def test_grading_twice_gives_byte_identical_results_files(tmp_path):
+    """Does the same submission always give the same results.json, byte for byte?"""
+    alice = submission(tmp_path)
+    tensor = alice / "tensor.py"
+    tensor.write_text(tensor.read_text().replace("return g @ w.T, x.T @ g", "return g @ w.T, g.T @ x"))
+    first, second = tmp_path / "1.json", tmp_path / "2.json"
+    for out in (first, second):
+        assert main(["grade", str(alice), "--tasks", ",".join(SOME), "--results", str(out)]) == 0
+    assert first.read_bytes() == second.read_bytes()
+    result = json.loads(first.read_text())
+    assert [t["number"] for t in result["tests"]] == list(SOME)
+    assert result["score"] == sum(t["score"] for t in result["tests"]) == 24 - 5
+
+
+def test_results_follow_gradescopes_schema(tmp_path):
+    """Does results.json carry Gradescope's fields: a top-level score, and per test name, number, score,
+    max_score, status and output?"""
+    out = tmp_path / "results.json"
+    assert main(["grade", str(REPO / "exercises"), "--tasks", "1.1,6.2", "--results", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["score"] == 0
+    first, cuda = result["tests"]
+    assert first["number"] == "1.1" and first["max_score"] == 4 and first["status"] == "failed"
+    assert first["output"].startswith("Task 1.1 not attempted yet")
+    assert cuda["max_score"] == 0 and cuda["extra_data"]["status"] in ("skipped", "not attempted")
+
+
+def test_markdown_and_junit_views_are_rendered_from_the_same_result(tmp_path):
+    """Do the Markdown summary and the JUnit file agree with results.json?"""
+    md, xml = tmp_path / "s.md", tmp_path / "j.xml"
+    assert main(["grade", str(REPO / "exercises"), "--tasks", "1.1,1.2", "--markdown", str(md),
+                 "--junit", str(xml)]) == 0
+    assert md.read_text().startswith("## autograd-lab: 0/8")
+    suite = ET.parse(xml).getroot()
+    assert suite.get("tests") == "2" and suite.get("failures") == "2"
+
+
+@pytest.mark.parametrize("bad", ["missing", "a_file.txt", "empty"])
+def test_a_path_that_cannot_be_graded_is_a_clear_error_with_exit_2(tmp_path, capsys, bad):
+    """Does a missing folder, a file, or a folder without the contract's files get one line and exit 2?"""
+    (tmp_path / "a_file.txt").write_text("hello")
+    (tmp_path / "empty").mkdir()
+    assert main(["grade", str(tmp_path / bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("autograd-lab grade: ") and len(err.strip().splitlines()) == 1
+
+
+def test_a_broken_file_costs_only_its_own_tasks(tmp_path):
+    """Does a syntax error in train.py leave the tensor and optimizer tasks their points?"""
+    alice = submission(tmp_path)
+    (alice / "train.py").write_text("def train_epoch(:\n")
+    report = grade(alice, task_ids=("1.1", "3.1", "5.1"))
+    status = {r.task.id: r.status for r in report.results}
+    assert status == {"1.1": "passed", "3.1": "passed", "5.1": "failed"}
+    assert "SyntaxError" in report.results[-1].message
+
+
+def test_the_judge_never_imports_the_submission(tmp_path):
+    """After grading, does the judge's process hold no module of the submission, even one that imports itself
+    at import time?"""
+    alice = submission(tmp_path)
+    marker = tmp_path / "imported-in"
+    (alice / "tensor.py").write_text((alice / "tensor.py").read_text() + (
+        f"\nimport os\nopen({str(marker)!r} + str(os.getpid()), 'w').close()\n"))
+    before = set(sys.modules)
+    grade(alice, task_ids=("1.1",), isolation="limits")
+    assert not [m for m in set(sys.modules) - before if "tensor" in m and "torch" not in m]
+    assert not (tmp_path / f"imported-in{__import__('os').getpid()}").exists()
+
+
+def test_python_dash_m_graders_is_the_same_command():
+    """Does `python -m graders` run the same command line as `autograd-lab`?"""
+    out = subprocess.run([sys.executable, "-m", "graders", "--version"], capture_output=True, text=True, check=True)
+    assert out.stdout.startswith("autograd-lab ")
+
+
+def test_the_table_shows_each_task_and_the_total():
+    """Does the terminal scorecard give one line per task, then the total?"""
+    text = scorecard.table(scorecard.results(grade(REPO / "exercises", task_ids=("1.1", "1.2"))))
+    lines = text.splitlines()
+    assert lines[3].startswith("1.1   unbroadcast") and "not attempted" in lines[3]
+    assert lines[5] == "total 0/8 (0 Hypothesis examples)"
