@@ -49,6 +49,19 @@ def _doctor(args) -> int:
     return 0
 
 
+def _nbgrader(args) -> int:
+    from . import messages, nbgrader_course
+
+    try:
+        written = nbgrader_course.build_course(args.course, args.assignment, force=args.force)
+    except (ValueError, FileExistsError) as error:
+        print(f"autograd-lab nbgrader: {error}", file=sys.stderr)
+        return 2
+    modules = ", ".join(p.name for p in written if p.suffix == ".py" and p.parent.parent.name == "source")
+    print(messages.COURSE_WRITTEN.format(course=args.course, assignment=args.assignment, modules=modules))
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="autograd-lab", description="Autograding for the autograd lesson.")
     p.add_argument("--version", action="version", version=f"autograd-lab {__version__}")
@@ -75,6 +88,16 @@ def parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("doctor", help="report what isolation and devices this machine gives the graders")
     d.set_defaults(run=_doctor)
+
+    n = sub.add_parser("nbgrader", help="write an nbgrader course directory for this assignment",
+                       description="Write COURSE_DIR/nbgrader_config.py and COURSE_DIR/source/ASSIGNMENT/ "
+                                   "(the stubs and a notebook with one graded cell per task); "
+                                   "the README's \"Grading with nbgrader\" has the workflow.")
+    n.add_argument("course", type=Path, metavar="COURSE_DIR", help="the course directory (created if missing)")
+    n.add_argument("--assignment", default="autograd_lab", metavar="NAME",
+                   help="the assignment's name in nbgrader (default: %(default)s)")
+    n.add_argument("--force", action="store_true", help="replace an nbgrader_config.py edited by hand")
+    n.set_defaults(run=_nbgrader)
     return p
 
 

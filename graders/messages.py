@@ -302,8 +302,8 @@ HINT_TORCH_ZERO_GRAD = ("the run matches one that never clears gradients: call o
                         "backward")
 
 # ----- nbgrader: the course builder and the notebook's cells -----
-COURSE_WRITTEN = ("{course}: wrote {files}\n"
-                  "next: cd {course} && nbgrader generate_assignment {assignment} (graders/NBGRADER.md has every step)")
+COURSE_WRITTEN = ("{course}: wrote nbgrader_config.py and source/{assignment}/ ({assignment}.ipynb, {modules})\n"
+                  "next: cd {course} && nbgrader generate_assignment {assignment}")
 COURSE_CONFIG_CHANGED = ("{path} differs from the configuration this command writes (edited by hand?); "
                          "left as it is: pass --force to replace it")
 COURSE_BAD_ASSIGNMENT = "got assignment={assignment!r}, expected a name of letters, digits, '_', '-' or '.'"
