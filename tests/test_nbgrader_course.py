@@ -1,0 +1,226 @@
+"""nbgrader end to end, for real: the course `autograd-lab nbgrader` writes, graded by nbgrader itself.
+
+One module fixture builds the course in a temporary folder, runs `nbgrader generate_assignment`,
+submits three students (the reference solution; the solution with a sign flipped in the backward rule
+of @, whose notebook also lost two cells and had one edited; the stubs), runs `nbgrader autograde` one
+student at a time and, right after each, `autograd-lab grade` on the same files (as `python -m graders
+grade`), then `generate_feedback` and `export`. The tests hold nbgrader's numbers against the CLI's.
+Every command runs as a subprocess of this Python; nbgrader gets a kernelspec and Jupyter folders of
+the test's own, so neither this machine's Jupyter setup nor in-process warnings can change the result.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from graders import build, nbgrader_course, paths
+from graders.tasks import TASKS
+
+pytestmark = [pytest.mark.nbgrader, pytest.mark.slow]
+
+ASSIGNMENT = "autograd_lab"
+MATMUL_RULE = "return g @ w.T, x.T @ g"
+MATMUL_RULE_SIGN_FLIPPED = "return g @ w.T, -(x.T @ g)"
+BOB_DELETES, BOB_EDITS = ("setup", "task_3_1"), "task_1_1"
+NBGRADER_TIMEOUT = 1200
+
+
+def submission_files(student: str) -> dict[str, str]:
+    """The .py files each student submits."""
+    if student == "carol":
+        return build.expected_exercises(paths.SOLUTIONS)
+    files = {path.name: path.read_text() for path in sorted(paths.SOLUTIONS.glob("*.py"))}
+    if student == "bob":
+        assert files["tensor.py"].count(MATMUL_RULE) == 1, "the reference's rule of @ changed: update this test"
+        files["tensor.py"] = files["tensor.py"].replace(MATMUL_RULE, MATMUL_RULE_SIGN_FLIPPED)
+    return files
+
+
+STUDENTS = ("alice", "bob", "carol")
+
+
+def tamper(notebook_path: Path) -> None:
+    """Bob deletes the setup cell and one task cell, and rewrites another: nbgrader must put them back."""
+    nb = nbformat.read(notebook_path, as_version=4)
+    nb.cells = [cell for cell in nb.cells
+                if cell.metadata.get("nbgrader", {}).get("grade_id") not in BOB_DELETES]
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == BOB_EDITS:
+            cell.source = "4.0"
+    nbformat.write(nb, notebook_path)
+
+
+def jupyter_env(root: Path) -> dict[str, str]:
+    """This environment, with Jupyter's folders in ``root`` and a python3 kernelspec that runs this Python."""
+    kernel = root / "jupyter-path" / "kernels" / "python3"
+    kernel.mkdir(parents=True)
+    (kernel / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (autograd-lab tests)", "language": "python"}))
+    # nbgrader runs with Python's default warning filters, as in an instructor's shell: nbgrader 0.9.6 itself
+    # warns (SQLAlchemy's SAWarning "Object of type <SubmittedAssignment> not in session" in autograde),
+    # so tox's PYTHONWARNINGS=error would stop it. The cells' stderr is checked below all the same.
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONWARNINGS"}
+    env.update(JUPYTER_PATH=str(root / "jupyter-path"), JUPYTER_DATA_DIR=str(root / "jupyter-data"),
+               JUPYTER_RUNTIME_DIR=str(root / "jupyter-runtime"), IPYTHONDIR=str(root / "ipython"),
+               JUPYTER_NO_CONFIG="1")
+    return env
+
+
+def nbgrader(course: Path, env: dict[str, str], *args: str) -> float:
+    """Run ``python -m nbgrader ARGS`` in the course directory; returns its seconds."""
+    start = time.perf_counter()
+    run = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=env, stdin=subprocess.DEVNULL,
+                         capture_output=True, text=True, timeout=NBGRADER_TIMEOUT)
+    seconds = time.perf_counter() - start
+    assert run.returncode == 0, f"nbgrader {' '.join(args)} exited {run.returncode}:\n{run.stdout[-3000:]}" \
+                                f"\n{run.stderr[-6000:]}"
+    return seconds
+
+
+def cli_grade(folder: Path, scratch: Path) -> tuple[dict, float]:
+    """``autograd-lab grade FOLDER --results FILE`` (a fresh process, as an instructor runs it): the results
+    dict and the seconds it took."""
+    scratch.mkdir()
+    start = time.perf_counter()
+    command = [sys.executable, "-m", "graders", "grade", str(folder), "--results", "results.json"]
+    run = subprocess.run(command, cwd=scratch, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                         timeout=NBGRADER_TIMEOUT)
+    seconds = time.perf_counter() - start
+    assert run.returncode in (0, 3), f"autograd-lab grade exited {run.returncode}:\n{run.stdout}\n{run.stderr}"
+    return json.loads((scratch / "results.json").read_text()), seconds
+
+
+def task_scores(results: dict) -> dict[str, float]:
+    return {test["number"]: test["score"] for test in results["tests"]}
+
+
+@dataclass
+class Graded:
+    course: Path
+    autograde_seconds: dict[str, float] = field(default_factory=dict)
+    cli_seconds: dict[str, float] = field(default_factory=dict)
+    cli: dict = field(default_factory=dict)  # student -> the CLI's results.json, as a dict
+
+    def submitted(self, student: str) -> Path:
+        return self.course / "submitted" / student / ASSIGNMENT
+
+    def autograded_notebook(self, student: str):
+        return nbformat.read(self.course / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb",
+                             as_version=4)
+
+    def feedback_text(self, student: str) -> str:
+        page = (self.course / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+        return html.unescape(re.sub(r"<[^>]+>", "", page))
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory) -> Graded:
+    root = tmp_path_factory.mktemp("nbgrader")
+    env = jupyter_env(root)
+    result = Graded(root / "course")
+    nbgrader_course.build_course(result.course, ASSIGNMENT)
+    nbgrader(result.course, env, "generate_assignment", ASSIGNMENT)
+    released = result.course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    for student in STUDENTS:
+        folder = result.submitted(student)
+        folder.mkdir(parents=True)
+        (folder / released.name).write_bytes(released.read_bytes())
+        for name, text in submission_files(student).items():
+            (folder / name).write_text(text)
+    tamper(result.submitted("bob") / released.name)
+
+    for student in STUDENTS:
+        result.autograde_seconds[student] = nbgrader(result.course, env, "autograde", ASSIGNMENT,
+                                                     "--student", student)
+        result.cli[student], result.cli_seconds[student] = cli_grade(result.submitted(student), root / student)
+    nbgrader(result.course, env, "generate_feedback", ASSIGNMENT)
+    nbgrader(result.course, env, "export", "--to", "grades.csv")
+    return result
+
+
+def test_each_students_total_in_grades_csv_equals_the_cli_score(graded):
+    """Does the grades.csv from `nbgrader export` give each student the score the CLI's judge gives the same files?"""
+    with open(graded.course / "grades.csv", newline="") as f:
+        rows = {row["student_id"]: row for row in csv.DictReader(f)}
+    assert set(rows) == set(STUDENTS)
+    for student in STUDENTS:
+        results = graded.cli[student]
+        assert float(rows[student]["score"]) == pytest.approx(results["score"]), student
+        assert float(rows[student]["max_score"]) == pytest.approx(results["extra_data"]["max_score"]) == 100
+
+
+def test_the_three_students_score_as_their_files_deserve(graded):
+    """Do the reference solution score 100, the stubs 0, and the broken rule of @ lose task 1.4?"""
+    assert graded.cli["alice"]["score"] == 100, task_scores(graded.cli["alice"])
+    assert graded.cli["carol"]["score"] == 0
+    assert task_scores(graded.cli["bob"])["1.4"] == 0 and graded.cli["bob"]["score"] < 100
+
+
+def test_the_gradebook_holds_every_cells_score_as_the_cli_scores_its_task(graded):
+    """Does nbgrader's database hold, per student, one score per task cell equal to the CLI's for that task?"""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{graded.course / 'gradebook.db'}") as gradebook:
+        for student in STUDENTS:
+            submission = gradebook.find_submission(ASSIGNMENT, student)
+            cells = {g.name: (g.auto_score, g.max_score) for nb in submission.notebooks for g in nb.grades}
+            scores = task_scores(graded.cli[student])
+            expected = {task.marker.replace("task", "task_"): (scores[task.id], float(task.points)) for task in TASKS}
+            assert cells == {**expected, nbgrader_course.SETUP_ID: (0.0, 0.0)}, student
+            assert submission.score == pytest.approx(graded.cli[student]["score"])
+
+
+def test_no_graded_cell_raised_or_wrote_to_stderr(graded):
+    """Did every graded cell of every student run without an error and without a line on stderr?"""
+    for student in STUDENTS:
+        for cell in graded.autograded_notebook(student).cells:
+            if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade"):
+                bad = [o for o in cell.outputs if o.output_type == "error" or o.get("name") == "stderr"]
+                assert not bad, f"{student}, {cell.metadata.nbgrader.grade_id}: {bad}"
+
+
+def test_deleted_and_edited_cells_are_put_back_before_grading(graded):
+    """Does autograde restore the cells bob deleted and the one he rewrote, so each runs as written?"""
+    cells = {c.metadata.nbgrader.grade_id: c for c in graded.autograded_notebook("bob").cells
+             if "nbgrader" in c.metadata and "grade_id" in c.metadata.nbgrader}
+    for grade_id in (*BOB_DELETES, BOB_EDITS):
+        assert grade_id in cells, grade_id
+    assert 'task("1.1")' in cells[BOB_EDITS].source and cells[BOB_EDITS].source != "4.0"
+
+
+def test_feedback_shows_each_tasks_message_and_no_grader_code(graded):
+    """Does each student's feedback page show the CLI's message for every task, with the hidden part one line?"""
+    for student in STUDENTS:
+        text = graded.feedback_text(student)
+        for test in graded.cli[student]["tests"]:
+            first_line = test["output"].splitlines()[0]
+            assert first_line in text, f"{student}, task {test['number']}: {first_line!r} not in the feedback"
+        hidden = re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", text, flags=re.S)
+        assert sorted(hidden) == sorted(f'from graders.notebook import task; task("{t.id}")\n' for t in TASKS)
+        assert len(re.findall(r"\bgraders\b", text)) == len(TASKS), "grader code beyond the hidden lines"
+
+
+def test_autograde_starts_one_judge_per_student_not_one_per_cell(graded, capsys):
+    """Does autograde take about one grading's time per student (the cells share one judge), and what are
+    the seconds next to `autograd-lab grade` on the same files? (printed)"""
+    with capsys.disabled():
+        print("\nseconds per student: nbgrader autograde vs autograd-lab grade on the same files")
+        for student in STUDENTS:
+            print(f"  {student:<6} autograde {graded.autograde_seconds[student]:6.1f} s   autograd-lab grade "
+                  f"{graded.cli_seconds[student]:6.1f} s   score {graded.cli[student]['score']:g}/100")
+    slowest = max(STUDENTS, key=graded.cli_seconds.get)
+    assert graded.autograde_seconds[slowest] < 8 * graded.cli_seconds[slowest] + 120, \
+        "autograde took many gradings' time: is the scorecard memo in graders.notebook working?"
