@@ -1,0 +1,371 @@
+"""The corpus of known-wrong submissions: realistic student mistakes, written out.
+
+Each entry is one mistake a student could make, applied to a copy of
+``solutions/`` by replacing the exact text ``find`` (it must occur exactly
+once) with ``replace`` in ``file``. ``loses`` names the task ids it must lose;
+every other task of that file must still pass (a mistake costs its points
+once). ``tests/test_corpus_wrong.py`` grades each entry and pins the message
+of every lost task in ``tests/snapshots/<name>__<task>.txt``.
+
+``grader_bug`` is set where the graders currently get an entry wrong (it
+passes a task it must lose, or loses one it must not): its test is a strict
+xfail that documents the bug until the graders are fixed; then drop the field
+and pin the new messages.
+
+The correct submissions in other styles live in ``tests/corpus_correct/``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from graders.paths import SOLUTIONS
+from graders.tasks import TASKS
+
+# The tasks graded on each file, in the task table's order ("tensor.py" -> 1.1 ... 2.4).
+TASKS_OF_FILE = {f"{module}.py": tuple(t.id for t in TASKS if t.module == module)
+                 for module in dict.fromkeys(t.module for t in TASKS)}
+
+
+@dataclass(frozen=True)
+class Wrong:
+    """One known-wrong submission: solutions/ with ``find`` replaced by ``replace`` in ``file``."""
+
+    name: str
+    file: str
+    find: str
+    replace: str
+    loses: tuple[str, ...]
+    note: str
+    grader_bug: str | None = None
+
+    @property
+    def graded_tasks(self) -> tuple[str, ...]:
+        return TASKS_OF_FILE[self.file]
+
+
+def apply_patch(text: str, find: str, replace: str, where: str = "") -> str:
+    count = text.count(find)
+    assert count == 1, f"{where}: the text to replace occurs {count} times, expected exactly once:\n{find}"
+    return text.replace(find, replace)
+
+
+def make_submission(tmp_path: Path, name: str, patches: Iterable) -> Path:
+    """A folder ``tmp_path/name`` holding solutions/*.py with ``patches`` applied.
+
+    A patch is a ``Wrong`` (or anything with ``file``, ``find`` and ``replace``)
+    or a ``(file, find, replace)`` tuple.
+    """
+    folder = Path(tmp_path) / name
+    folder.mkdir(parents=True)
+    for source in sorted(SOLUTIONS.glob("*.py")):
+        shutil.copyfile(source, folder / source.name)
+    for patch in patches:
+        file, find, replace = (patch.file, patch.find, patch.replace) if hasattr(patch, "find") else patch
+        path = folder / file
+        path.write_text(apply_patch(path.read_text(), find, replace, f"{name}: {file}"))
+    return folder
+
+
+# ----- the engine's body in solutions/tensor.py, from the seed to the end of the walk -----
+ENGINE_WALK = """\
+        grads = {id(self): grad}
+        for node in _reverse_topological_order(self):
+            g = grads.pop(id(node))
+            if not node._parents:
+                if node.requires_grad:
+                    node.grad = g.copy() if node.grad is None else node.grad + g
+                continue
+            for parent, pg in zip(node._parents, node._backward(g)):
+                if parent.requires_grad:
+                    grads[id(parent)] = grads[id(parent)] + pg if id(parent) in grads else pg
+"""
+
+TOPOLOGICAL_ORDER = """\
+    order, visited = [], {id(root)}
+    stack = [(root, iter(root._parents))]
+    while stack:
+        node, parents = stack[-1]
+        for parent in parents:
+            if parent.requires_grad and id(parent) not in visited:
+                visited.add(id(parent))
+                stack.append((parent, iter(parent._parents)))
+                break
+        else:
+            stack.pop()
+            order.append(node)
+    return order[::-1]
+"""
+
+NO_GRAD_BODY = """\
+    global _grad_enabled
+    previous, _grad_enabled = _grad_enabled, False
+    try:
+        yield
+    finally:
+        _grad_enabled = previous
+"""
+
+UNBROADCAST_BODY = """\
+    grad = np.asarray(grad, dtype=np.float64)
+    while grad.ndim > len(shape):
+        grad = grad.sum(axis=0)
+    for axis, size in enumerate(shape):
+        if size == 1 and grad.shape[axis] != 1:
+            grad = grad.sum(axis=axis, keepdims=True)
+    return grad.reshape(shape)
+"""
+
+
+def _tensor(name: str, find: str, replace: str, loses: tuple[str, ...], note: str, **extra) -> Wrong:
+    return Wrong(name, "tensor.py", find, replace, loses, note, **extra)
+
+
+TENSOR = (
+    # ----- 1.1 unbroadcast -----
+    _tensor("unbroadcast_forgets_leading_axes", UNBROADCAST_BODY, """\
+    grad = np.asarray(grad, dtype=np.float64)
+    for axis, size in enumerate(shape):
+        if size == 1 and grad.shape[axis] != 1:
+            grad = grad.sum(axis=axis, keepdims=True)
+    return grad
+""", ("1.1",), "sums the stretched size-1 axes but never the extra leading ones: (2, 3) down to (3,) stays (2, 3)"),
+    _tensor("unbroadcast_forgets_keepdims", "grad = grad.sum(axis=axis, keepdims=True)", "grad = grad.sum(axis=axis)",
+            ("1.1",), "sums a size-1 axis away without keepdims, so the later axes shift under the loop"),
+    _tensor("unbroadcast_forgets_size_one_axes", UNBROADCAST_BODY, """\
+    grad = np.asarray(grad, dtype=np.float64)
+    # numpy adds the missing axes on the left, so sum those away
+    while grad.ndim > len(shape):
+        grad = grad.sum(axis=0)
+    return grad.reshape(shape)
+""", ("1.1",), "handles the missing leading axes only; a stretched size-1 axis makes the reshape fail"),
+    # ----- 1.2 +, -, unary - -----
+    _tensor("add_without_unbroadcast", "return unbroadcast(g, x.shape), unbroadcast(g, y.shape)\n", "return g, g\n",
+            ("1.2",), "dL/dx = dL/dy = g, never summed back: a bias gradient keeps the batch axis"),
+    _tensor("sub_sign_of_b_flipped", "return unbroadcast(g, x.shape), unbroadcast(-g, y.shape)",
+            "return unbroadcast(g, x.shape), unbroadcast(g, y.shape)", ("1.2",), "dL/db = +g for a - b"),
+    _tensor("neg_returns_g", "return (-g,)", "return (g,)", ("1.2",), "unary minus passes g through unchanged"),
+    # ----- 1.3 *, / -----
+    _tensor("mul_uses_own_input", "return unbroadcast(g * y, x.shape), unbroadcast(g * x, y.shape)",
+            "return unbroadcast(g * x, x.shape), unbroadcast(g * y, y.shape)", ("1.3",),
+            "dL/dx = g * x: each factor multiplied by itself instead of by the other one"),
+    _tensor("div_db_forgets_numerator", "unbroadcast(-g * x / y**2, y.shape)", "unbroadcast(-g / y**2, y.shape)",
+            ("1.3",), "dL/db = -g / b**2, the derivative of 1/b, forgetting the numerator a"),
+    _tensor("div_db_missing_minus", "unbroadcast(-g * x / y**2, y.shape)", "unbroadcast(g * x / y**2, y.shape)",
+            ("1.3",), "dL/db = g * a / b**2, the minus sign lost"),
+    # ----- 1.4 @ -----
+    _tensor("matmul_grads_swapped", "return g @ w.T, x.T @ g", "return x.T @ g, g @ w.T", ("1.4",),
+            "the two gradients returned in the wrong order: x.T @ g is the weight's gradient"),
+    _tensor("matmul_finite_differences", "            return g @ w.T, x.T @ g\n", """\
+            # numerical gradient, one entry at a time: d<g, x @ w>/dx[i]
+            h = 1e-3
+            dx, dw = np.zeros_like(x), np.zeros_like(w)
+            for i in np.ndindex(x.shape):
+                up, down = x.copy(), x.copy()
+                up[i] += h
+                down[i] -= h
+                dx[i] = np.sum(g * (up @ w - down @ w)) / (2 * h)
+            for i in np.ndindex(w.shape):
+                up, down = w.copy(), w.copy()
+                up[i] += h
+                down[i] -= h
+                dw[i] = np.sum(g * (x @ up - x @ down)) / (2 * h)
+            return dx, dw
+""", ("1.4",),
+            "right values (@ is linear, so central differences are exact up to rounding) at a cost that grows "
+            "with the square of the matrices' size"),
+    # ----- 1.5 **, exp, log -----
+    _tensor("pow_forgets_minus_one", "return (g * p * x ** (p - 1),)", "return (g * p * x**p,)", ("1.5",),
+            "d(x**p)/dx written as p * x**p"),
+    _tensor("exp_forgets_out", "return (g * out,)\n", "return (g,)\n", ("1.5",),
+            "the chain rule stops at g: exp's own derivative is never multiplied in"),
+    _tensor("log_times_x", "return (g / x,)", "return (g * x,)", ("1.5",), "d(log x)/dx written as x instead of 1/x"),
+    # ----- 1.6 relu, tanh, sigmoid -----
+    _tensor("relu_passes_at_zero", "return (g * (x > 0),)", "return (g * (x >= 0),)", ("1.6",),
+            "lets the gradient through at exactly 0, where PyTorch's relu gives 0"),
+    _tensor("tanh_uses_input", "return (g * (1.0 - out**2),)", "return (g * (1.0 - self.data**2),)", ("1.6",),
+            "1 - x**2 with the input instead of 1 - tanh(x)**2 with the output"),
+    _tensor("tanh_finite_differences", "            return (g * (1.0 - out**2),)\n", """\
+            h = 1e-6
+            slope = (np.tanh(self.data + h) - np.tanh(self.data - h)) / (2 * h)
+            return (g * slope,)
+""", ("1.6",),
+            "a central difference: right to about 1e-10, outside the graders' tolerance"),
+    _tensor("sigmoid_forgets_g", "return (g * out * (1.0 - out),)", "return (out * (1.0 - out),)", ("1.6",),
+            "the local derivative alone, never multiplied by the upstream gradient"),
+    # ----- 1.7 sum, mean, square_mean -----
+    _tensor("sum_ignores_axis", "return (np.broadcast_to(_keep_reduced_axes(g, shape, axis, keepdims), shape).copy(),)",
+            "return (np.broadcast_to(g, shape).copy(),)", ("1.7",),
+            "broadcasts g straight back, which only works when the summed axes were the leading ones"),
+    _tensor("sum_ignores_keepdims",
+            "            return (np.broadcast_to(_keep_reduced_axes(g, shape, axis, keepdims), shape).copy(),)\n", """\
+            if axis is not None:
+                g = np.expand_dims(g, axis)
+            return (np.broadcast_to(g, shape).copy(),)
+""", ("1.7",),
+            "puts the summed axes back even when keepdims=True already kept them"),
+    _tensor("mean_divides_by_total_size",
+            "return (np.broadcast_to(_keep_reduced_axes(g, shape, axis, keepdims), shape) / count,)",
+            "return (np.broadcast_to(_keep_reduced_axes(g, shape, axis, keepdims), shape) / self.data.size,)",
+            ("1.7",), "divides by every element of x, right for mean() but not for mean(axis)"),
+    _tensor("mean_forgets_to_divide",
+            "return (np.broadcast_to(_keep_reduced_axes(g, shape, axis, keepdims), shape) / count,)",
+            "return (np.broadcast_to(_keep_reduced_axes(g, shape, axis, keepdims), shape).copy(),)", ("1.7",),
+            "mean's rule copied from sum's without the division"),
+    _tensor("square_mean_forgets_n", "return (g * 2.0 * x / x.size,)", "return (g * 2.0 * x,)", ("1.7",),
+            "the derivative of sum(x**2), not of its mean"),
+    # ----- 1.8 reshape, .T -----
+    _tensor("reshape_returns_g", "return (g.reshape(old),)", "return (g,)", ("1.8",),
+            "reshape treated like an elementwise op: g keeps the output's shape"),
+    _tensor("transpose_returns_g", "return (g.T,)", "return (g,)", ("1.8",), ".T treated like an elementwise op"),
+    _tensor("transpose_swaps_first_two_axes", "return (g.T,)", "return (np.swapaxes(g, 0, 1),)", ("1.8",),
+            "thinks of .T as a matrix transpose: right in 2-D, wrong in 3-D, an error in 0-D and 1-D"),
+    # ----- every task of the file -----
+    _tensor("tensor_indentation_error", "            return (g * out * (1.0 - out),)\n", """\
+            s = out
+             return (g * s * (1.0 - s),)
+""", TASKS_OF_FILE["tensor.py"],
+            "one line indented a space too far: tensor.py no longer imports, so every task is lost"),
+    # ----- 2.1 order and chain rule -----
+    _tensor("engine_breadth_first", ENGINE_WALK, """\
+        # breadth-first from the output: the nearest nodes get their gradient first
+        grads = {id(self): grad}
+        queue, queued = [self], {id(self)}
+        while queue:
+            node = queue.pop(0)
+            g = grads[id(node)]
+            if not node._parents:
+                if node.requires_grad:
+                    node.grad = g.copy() if node.grad is None else node.grad + g
+                continue
+            for parent, pg in zip(node._parents, node._backward(g)):
+                if parent.requires_grad:
+                    grads[id(parent)] = grads[id(parent)] + pg if id(parent) in grads else pg
+                    if id(parent) not in queued:
+                        queued.add(id(parent))
+                        queue.append(parent)
+""", ("2.1", "2.2"),
+            "no topological sort: a node reached first by a short path passes its gradient on before a "
+            "longer path has added its share, so those contributions are lost (wrong values)"),
+    _tensor("engine_overwrites_shared_grad",
+            "grads[id(parent)] = grads[id(parent)] + pg if id(parent) in grads else pg",
+            "grads[id(parent)] = pg", ("2.1", "2.2"),
+            "a node used twice keeps only the last use's gradient"),
+    _tensor("engine_enumerates_paths", ENGINE_WALK, """\
+        # push (node, gradient) pairs; every path from the output to a leaf adds its product
+        stack = [(self, grad)]
+        while stack:
+            node, g = stack.pop()
+            if not node._parents:
+                if node.requires_grad:
+                    node.grad = g.copy() if node.grad is None else node.grad + g
+                continue
+            for parent, pg in zip(node._parents, node._backward(g)):
+                if parent.requires_grad:
+                    stack.append((parent, pg))
+""", ("2.1",), "right values without recursion, but one walk per path: 2**40 walks on a ladder of 40 diamonds"),
+    _tensor("engine_recursive_paths", ENGINE_WALK, """\
+        def send(node, g):
+            if not node._parents:
+                if node.requires_grad:
+                    node.grad = g.copy() if node.grad is None else node.grad + g
+                return
+            for parent, pg in zip(node._parents, node._backward(g)):
+                if parent.requires_grad:
+                    send(parent, pg)
+
+        send(self, grad)
+""", ("2.1", "2.4"),
+            "micrograd's recursion without the topological sort: exponential in diamonds, and a RecursionError "
+            "on a deep chain"),
+    # ----- 2.2 seeding, accumulation, errors -----
+    _tensor("engine_assigns_grad", "node.grad = g.copy() if node.grad is None else node.grad + g",
+            "node.grad = g.copy()", ("2.2",), "assigns .grad, so a second backward() call overwrites the first"),
+    _tensor("engine_seeds_any_shape", """\
+            if self.data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+""", "", ("2.2",), "seeds ones of any shape when no grad is given, where PyTorch raises"),
+    _tensor("engine_wrong_shape_raises_typeerror",
+            'raise ValueError(f"grad has shape {grad.shape}, expected this tensor\'s shape {self.shape}")',
+            'raise TypeError(f"bad grad shape {grad.shape}")', ("2.2",),
+            "checks the given grad's shape but raises TypeError instead of ValueError"),
+    _tensor("engine_accumulates_in_place", """\
+                if node.requires_grad:
+                    node.grad = g.copy() if node.grad is None else node.grad + g
+""", """\
+                if node.grad is None:
+                    node.grad = g
+                else:
+                    node.grad += g
+""", ("2.2",),
+            "keeps the rule's array itself as .grad, then adds in place: when a rule hands the same array to two "
+            "leaves (a + b returns g for both), a later backward() adds into both leaves' shared memory",
+            grader_bug="2.2 grades accumulation only on graphs of judge-made ops, whose rule returns a fresh c * g "
+                       "for every parent, so two leaves never share a gradient array and the aliasing never shows "
+                       "(with the student's own a + b and two backward() calls both leaves get 3g instead of 2g)"),
+    _tensor("engine_broadcasts_given_grad", """\
+        if grad.shape != self.shape:
+            raise ValueError(f"grad has shape {grad.shape}, expected this tensor's shape {self.shape}")
+""", """\
+        grad = np.broadcast_to(grad, self.shape)  # so backward(1.0) works on any output
+""", ("2.2",), "broadcasts a given grad to the output's shape instead of checking it: a grad of shape (1,) or () "
+            "is silently accepted where PyTorch raises",
+            grader_bug="2.2 probes the shape check only with a (3, 2) grad for a (3,) output, which numpy cannot "
+                       "broadcast, so np.broadcast_to raises ValueError by accident and the missing check passes"),
+    _tensor("engine_no_requires_grad_check", """\
+        if not self.requires_grad:
+            raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+""", "", ("2.2",), "backward() on a tensor that does not require grad returns quietly instead of raising",
+            grader_bug="2.2 probes this error with a (3,)-shaped root and no grad, so the implicit-grad "
+                       "RuntimeError ('only for scalar outputs') fires instead and the missing check goes unseen"),
+    # ----- 2.3 no_grad -----
+    _tensor("no_grad_without_finally", NO_GRAD_BODY, """\
+    global _grad_enabled
+    previous = _grad_enabled
+    _grad_enabled = False
+    yield
+    _grad_enabled = previous
+""", ("2.3",), "no try/finally: an exception inside the block leaves recording switched off",
+            grader_bug="the worker process is shared by the tasks of tensor.py and 2.3's probe leaves grad mode "
+                       "off in it, so 2.4 then runs with recording off, raises 'does not require grad' and is "
+                       "lost too: one mistake costs two tasks, and a correct engine loses 2.4"),
+    _tensor("no_grad_exits_to_true", NO_GRAD_BODY, """\
+    global _grad_enabled
+    _grad_enabled = False
+    try:
+        yield
+    finally:
+        _grad_enabled = True
+""", ("2.3",), "switches recording back on at exit instead of restoring the previous mode, so nesting breaks"),
+    _tensor("no_grad_forgets_global", NO_GRAD_BODY, """\
+    previous = is_grad_enabled()
+    _grad_enabled = False
+    try:
+        yield
+    finally:
+        _grad_enabled = previous
+""", ("2.3",), "no 'global' statement: the assignments make a local variable and the module's flag never changes"),
+    # ----- 2.4 deep graphs -----
+    _tensor("topological_order_recursive", TOPOLOGICAL_ORDER, """\
+    order, visited = [], set()
+
+    def visit(node):
+        if id(node) in visited:
+            return
+        visited.add(id(node))
+        for parent in node._parents:
+            if parent.requires_grad:
+                visit(parent)
+        order.append(node)
+
+    visit(root)
+    return order[::-1]
+""", ("2.4",), "micrograd's recursive build_topo: right, until the graph is deeper than the recursion limit"),
+)
+
+WRONG = TENSOR
+BY_NAME = {entry.name: entry for entry in WRONG}
+assert len(BY_NAME) == len(WRONG), "two corpus entries share a name"

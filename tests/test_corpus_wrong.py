@@ -1,0 +1,149 @@
+"""Does every known-wrong submission in tests/corpus.py lose exactly the tasks its mistake must cost,
+with the message we pinned?
+
+Each entry is graded on the tasks of the file it touches only. The rendered
+message of every task it loses is compared with ``tests/snapshots/<name>__<task>.txt``
+(style.md, item 9). To rewrite the snapshots after an intended change of a
+message, run::
+
+    AUTOGRAD_LAB_UPDATE_SNAPSHOTS=1 pytest tests/test_corpus_wrong.py
+
+and read the diff before committing it. Entries with a ``grader_bug`` are strict
+xfails: they document a grader bug until it is fixed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from corpus import BY_NAME, WRONG, Wrong, make_submission
+
+from graders.grade import FAILED, PASSED, Report, grade
+
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+UPDATE = os.environ.get("AUTOGRAD_LAB_UPDATE_SNAPSHOTS") == "1"
+# Where the grading machine has CUDA, the source line says "CPU and CUDA agree".
+MACHINE_DEPENDENT = (" and CUDA agree",)
+MAX_LINES = 12
+
+
+class WrongTasksLost(AssertionError):
+    """The set of lost tasks is not the entry's ``loses`` (what a documented grader bug raises)."""
+
+
+def normalized(message: str) -> str:
+    for phrase in MACHINE_DEPENDENT:
+        message = message.replace(phrase, "")
+    return message.rstrip("\n") + "\n"
+
+
+def snapshot_path(name: str, task: str) -> Path:
+    return SNAPSHOTS / f"{name}__{task}.txt"
+
+
+def entries():
+    for entry in WRONG:
+        marks = [pytest.mark.xfail(strict=True, raises=WrongTasksLost, reason=entry.grader_bug)] \
+            if entry.grader_bug else []
+        yield pytest.param(entry, id=entry.name, marks=marks)
+
+
+def lost_tasks_text(report: Report) -> str:
+    return "\n".join(f"{r.task.id} {r.status}: {r.message}" for r in report.results if r.status != PASSED)
+
+
+def check_snapshot(entry: Wrong, task: str, message: str) -> None:
+    path = snapshot_path(entry.name, task)
+    text = normalized(message)
+    if UPDATE:
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text)
+        return
+    assert path.exists(), (f"no snapshot {path.name} for the message of task {task}:\n{text}\n"
+                           "run with AUTOGRAD_LAB_UPDATE_SNAPSHOTS=1 to write it")
+    assert text == path.read_text(), f"the message of task {task} changed from {path.name}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("entry", entries())
+def test_a_known_wrong_submission_loses_exactly_its_tasks(entry: Wrong, tmp_path):
+    """Does this mistake cost exactly the tasks it must, each with its pinned message, while every
+    other task of its file still passes?"""
+    folder = make_submission(tmp_path, entry.name, [entry])
+    report = grade(folder, task_ids=entry.graded_tasks, scratch=tmp_path)
+    results = {r.task.id: r for r in report.results}
+    assert sorted(results) == sorted(entry.graded_tasks)
+
+    for task in entry.loses:
+        result = results[task]
+        if result.status == PASSED:
+            continue  # reported below, with every other difference
+        assert (result.status, result.score) == (FAILED, 0.0), \
+            f"task {task} ended as {result.status!r}:\n{result.message}"
+        check_snapshot(entry, task, result.message)
+
+    lost = tuple(task for task in entry.graded_tasks if results[task].status != PASSED)
+    if set(lost) != set(entry.loses):
+        raise WrongTasksLost(f"{entry.name} lost {lost}, expected {entry.loses}; "
+                             f"what the graders said:\n{lost_tasks_text(report) or '(all passed)'}")
+
+
+GRADE_ONE_TASK = """
+import sys
+sys.path.insert(0, sys.argv[3])
+if sys.argv[4] == "yes":
+    import lesson_constants  # noqa: F401 - only imported
+from graders.grade import grade
+print(grade(sys.argv[1], task_ids=(sys.argv[2],)).results[0].message)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason=(
+    "Hypothesis (6.155 here) mixes literal constants from every 'local' module in sys.modules (not site-packages, "
+    "not under a tests/ folder) into its draws, so the examples the judge draws, and the counterexample a "
+    "message shows, depend on what else the judge process imported (a batch script, a notebook, graders/ "
+    "installed editable or as a wheel) and change whenever a literal in graders/ or solutions/ changes"))
+def test_grading_draws_the_same_examples_whatever_else_the_judge_imported(tmp_path):
+    """Does the judge show the same counterexample when the process that runs it has also imported an
+    unrelated module of constants (as a batch script or a notebook would)?"""
+    entry = BY_NAME["engine_breadth_first"]
+    folder = make_submission(tmp_path, entry.name, [entry])
+    numbers = ", ".join(str(i * 2654435761 % 2**32) for i in range(1, 301))
+    (tmp_path / "lesson_constants.py").write_text(f"SEEDS = ({numbers})\nSIZES = {tuple(range(50))}\n")
+
+    def message(with_constants: str) -> str:
+        run = subprocess.run([sys.executable, "-c", GRADE_ONE_TASK, str(folder), "2.1", str(tmp_path), with_constants],
+                             capture_output=True, text=True, timeout=300, check=True)
+        return run.stdout
+
+    assert message("no") == message("yes")
+
+
+def test_every_entry_applies_to_the_solution_exactly_once(tmp_path):
+    """Does each entry's ``find`` text occur exactly once in its file, so the corpus tracks solutions/?"""
+    for entry in WRONG:
+        folder = make_submission(tmp_path, entry.name, [entry])
+        assert entry.replace in (folder / entry.file).read_text()
+        assert set(entry.loses) <= set(entry.graded_tasks), entry.name
+
+
+def test_every_snapshot_belongs_to_an_entry_and_a_task_it_loses():
+    """Is every pinned message still wanted (no snapshot left behind by a renamed or removed entry)?"""
+    wanted = {snapshot_path(e.name, t).name for e in WRONG for t in e.loses}
+    orphans = sorted(p.name for p in SNAPSHOTS.glob("*.txt") if p.name not in wanted)
+    assert not orphans
+
+
+@pytest.mark.parametrize("path", sorted(SNAPSHOTS.glob("*.txt")), ids=lambda p: p.stem)
+def test_a_pinned_message_names_its_task_and_stays_short(path: Path):
+    """Does every pinned message start with its task id and title and fit in about a dozen lines?"""
+    name, task = path.stem.rsplit("__", 1)
+    assert name in BY_NAME
+    lines = path.read_text().splitlines()
+    assert lines[0].startswith(f"Task {task} ("), lines[0]
+    assert len(lines) <= MAX_LINES, f"{len(lines)} lines"
