@@ -1,0 +1,63 @@
+"""Does every correct submission in tests/corpus_correct/, each written in another student's style,
+get full marks?
+
+Each folder is a complete submission (every module of solutions/) whose graded
+parts are rewritten in one style, described in the folder's ``STYLE.txt``. A
+line ``tasks: 3.1 3.2 3.3`` in STYLE.txt names the tasks to grade it on; without
+one, a folder is graded on every task of tensor.py.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from corpus import TASKS_OF_FILE
+
+from graders.grade import PASSED, SKIPPED, grade
+from graders.paths import SOLUTIONS
+from graders.tasks import BY_ID
+
+CORRECT = Path(__file__).parent / "corpus_correct"
+TASKS_LINE = re.compile(r"^tasks:(.*)$", re.MULTILINE)
+
+
+def styles() -> list[Path]:
+    return sorted(p for p in CORRECT.iterdir() if p.is_dir() and (p / "STYLE.txt").exists())
+
+
+def tasks_of(folder: Path) -> tuple[str, ...]:
+    """The task ids the folder's STYLE.txt lists, or every task of tensor.py."""
+    match = TASKS_LINE.search((folder / "STYLE.txt").read_text())
+    if match is None:
+        return TASKS_OF_FILE["tensor.py"]
+    tasks = tuple(re.split(r"[\s,]+", match[1].strip()))
+    unknown = [t for t in tasks if t not in BY_ID]
+    assert not unknown, f"{folder.name}/STYLE.txt lists unknown task ids {unknown}"
+    return tasks
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("folder", styles(), ids=lambda p: p.name)
+def test_a_correct_submission_in_another_style_gets_full_marks(folder: Path, tmp_path):
+    """Does a correct submission written another way pass every task it is graded on?"""
+    tasks = tasks_of(folder)
+    report = grade(folder, task_ids=tasks, scratch=tmp_path)
+    assert sorted(r.task.id for r in report.results) == sorted(tasks)
+    # 6.2 is skipped (and carries no points) where the grading machine has no CUDA.
+    lost = [f"{r.task.id} {r.status}: {r.message}" for r in report.results
+            if r.status != PASSED and not (r.status == SKIPPED and r.task.points == 0)]
+    assert not lost, "\n".join(lost)
+    assert report.score == report.max_score
+
+
+def test_the_corpus_holds_at_least_five_styles():
+    """Are there at least five correct styles, each a complete submission that differs from solutions/?"""
+    folders = styles()
+    assert len(folders) >= 5
+    for folder in folders:
+        assert {p.name for p in SOLUTIONS.glob("*.py")} <= {p.name for p in folder.glob("*.py")}, folder.name
+        files = {BY_ID[t].module + ".py" for t in tasks_of(folder)}
+        assert any((folder / f).read_text() != (SOLUTIONS / f).read_text() for f in files), \
+            f"{folder.name} grades only files identical to solutions/"
