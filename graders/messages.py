@@ -25,6 +25,12 @@ EXPECTED_FROM = "  expected = {value}   ({source})"
 YOURS = "  yours    = {value}"
 LARGEST_ERROR = "  largest error {error:.3g} at index {index}, where {allowed:.2g} is allowed"
 HINT = "  hint: {hint}"
+RETURNED_NORMALLY = "Task {task} ({title}): {doing} returned normally; it must raise {exception}, as PyTorch does."
+WRONG_EXCEPTION = "Task {task} ({title}): {doing} raised {got}: {message}; it must raise {exception}."
+HINT_ENGINE_ERRORS = ("check requires_grad first (RuntimeError), then grad=None on more than one element "
+                      "(RuntimeError), then a given grad's shape against the output's (ValueError)")
+HINT_NO_GRAD = "keep the previous mode, switch recording off, and restore the previous mode in a finally block"
+HINT_RECURSION = "find the topological order with an explicit stack, not recursion"
 SKIPPED_NO_CUDA = "Task {task} ({title}): skipped, no CUDA device on the grading machine (carries no points)."
 PASSED = "Task {task} ({title}): passed."
 
@@ -33,6 +39,7 @@ HINT_DOUBLED = ("yours is exactly twice the expected value: "
                 "a gradient counted twice (assigned and then added, or not cleared)")
 HINT_NEGATED = "yours is exactly the negative of the expected value: a sign is flipped"
 HINT_TRANSPOSED = "yours is the expected value transposed: check which side of @ each factor goes, and .T"
+HINT_SHAPE_REVERSED = "yours has the expected shape's axes reversed: return each gradient in its input's own shape"
 HINT_NOT_SUMMED = ("yours has the broadcast shape {got}: sum the gradient back down to {expected} "
                    "(for a bias, over the batch)")
 HINT_ZERO = "yours is all zeros: the gradient never reached this input"
@@ -60,8 +67,8 @@ def lines(*parts: str) -> str:
 def diagnose(yours: np.ndarray, expected: np.ndarray) -> str | None:
     """A hint when the numbers match a classic mistake, else None."""
     if yours.shape != expected.shape:
-        if yours.shape == expected.T.shape and expected.ndim == 2 and yours.shape != expected.shape:
-            return HINT_TRANSPOSED
+        if yours.shape == expected.T.shape:
+            return HINT_SHAPE_REVERSED
         try:
             if np.broadcast_shapes(yours.shape, expected.shape) == yours.shape:
                 return HINT_NOT_SUMMED.format(got=yours.shape, expected=expected.shape)
@@ -81,6 +88,9 @@ def diagnose(yours: np.ndarray, expected: np.ndarray) -> str | None:
         return HINT_ZERO
     return None
 
+COSTLY_TIMEOUT = ("Task {task} ({title}): the backward rule of a ({n}, {n}) @ ({n}, {n}) product did not finish "
+                  "within {limit:g} times the forward's CPU time.\n"
+                  "  hint: use the formula (g @ b.T and a.T @ g), not finite differences")
 COSTLY = ("Task {task} ({title}): the backward rule of a ({n}, {n}) @ ({n}, {n}) product took {ratio:.0f} times "
           "the forward's CPU time; at most {limit:g} is allowed.\n"
           "  hint: use the formula (g @ b.T and a.T @ g), not finite differences")

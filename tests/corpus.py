@@ -302,25 +302,18 @@ TENSOR = (
                     node.grad += g
 """, ("2.2",),
             "keeps the rule's array itself as .grad, then adds in place: when a rule hands the same array to two "
-            "leaves (a + b returns g for both), a later backward() adds into both leaves' shared memory",
-            grader_bug="2.2 grades accumulation only on graphs of judge-made ops, whose rule returns a fresh c * g "
-                       "for every parent, so two leaves never share a gradient array and the aliasing never shows "
-                       "(with the student's own a + b and two backward() calls both leaves get 3g instead of 2g)"),
+            "leaves (a + b returns g for both), a later backward() adds into both leaves' shared memory"),
     _tensor("engine_broadcasts_given_grad", """\
         if grad.shape != self.shape:
             raise ValueError(f"grad has shape {grad.shape}, expected this tensor's shape {self.shape}")
 """, """\
         grad = np.broadcast_to(grad, self.shape)  # so backward(1.0) works on any output
 """, ("2.2",), "broadcasts a given grad to the output's shape instead of checking it: a grad of shape (1,) or () "
-            "is silently accepted where PyTorch raises",
-            grader_bug="2.2 probes the shape check only with a (3, 2) grad for a (3,) output, which numpy cannot "
-                       "broadcast, so np.broadcast_to raises ValueError by accident and the missing check passes"),
+            "is silently accepted where PyTorch raises"),
     _tensor("engine_no_requires_grad_check", """\
         if not self.requires_grad:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
-""", "", ("2.2",), "backward() on a tensor that does not require grad returns quietly instead of raising",
-            grader_bug="2.2 probes this error with a (3,)-shaped root and no grad, so the implicit-grad "
-                       "RuntimeError ('only for scalar outputs') fires instead and the missing check goes unseen"),
+""", "", ("2.2",), "backward() on a tensor that does not require grad returns quietly instead of raising"),
     # ----- 2.3 no_grad -----
     _tensor("no_grad_without_finally", NO_GRAD_BODY, """\
     global _grad_enabled
@@ -328,10 +321,7 @@ TENSOR = (
     _grad_enabled = False
     yield
     _grad_enabled = previous
-""", ("2.3",), "no try/finally: an exception inside the block leaves recording switched off",
-            grader_bug="the worker process is shared by the tasks of tensor.py and 2.3's probe leaves grad mode "
-                       "off in it, so 2.4 then runs with recording off, raises 'does not require grad' and is "
-                       "lost too: one mistake costs two tasks, and a correct engine loses 2.4"),
+""", ("2.3",), "no try/finally: an exception inside the block leaves recording switched off"),
     _tensor("no_grad_exits_to_true", NO_GRAD_BODY, """\
     global _grad_enabled
     _grad_enabled = False

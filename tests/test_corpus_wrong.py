@@ -103,11 +103,6 @@ print(grade(sys.argv[1], task_ids=(sys.argv[2],)).results[0].message)
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=(
-    "Hypothesis (6.155 here) mixes literal constants from every 'local' module in sys.modules (not site-packages, "
-    "not under a tests/ folder) into its draws, so the examples the judge draws, and the counterexample a "
-    "message shows, depend on what else the judge process imported (a batch script, a notebook, graders/ "
-    "installed editable or as a wheel) and change whenever a literal in graders/ or solutions/ changes"))
 def test_grading_draws_the_same_examples_whatever_else_the_judge_imported(tmp_path):
     """Does the judge show the same counterexample when the process that runs it has also imported an
     unrelated module of constants (as a batch script or a notebook would)?"""

@@ -7,6 +7,7 @@ rung of its ladder that fails.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass, field
 
@@ -155,7 +156,8 @@ class Context:
             msg.EXPECTED_FROM.format(value=msg.array_text(expected), source=source),
             msg.LARGEST_ERROR.format(error=float(error[index]), index=tuple(int(i) for i in index),
                                      allowed=float(allowed[index])),
-            msg.HINT.format(hint=classic or hint) if (classic or hint) else "",
+            msg.HINT.format(hint=classic) if classic else "",
+            msg.HINT.format(hint=hint) if hint else "",
         ))
 
     # ----- Hypothesis -----
@@ -178,6 +180,10 @@ class Context:
                     broken.append(failure)
                 raise
 
+        with _no_local_constants():
+            self._run(strategy, body, examples)
+
+    def _run(self, strategy, body, examples: int) -> None:
         options = settings(max_examples=examples, derandomize=self.key is None, database=None, deadline=None,
                            print_blob=False, suppress_health_check=list(HealthCheck),
                            phases=(Phase.explicit, Phase.generate, Phase.shrink), report_multiple_bugs=False)
@@ -185,6 +191,34 @@ class Context:
         if self.key is not None:
             run = seed(self.key)(run)
         run()
+
+
+@contextlib.contextmanager
+def _no_local_constants():
+    """Keep Hypothesis from mixing literals of the judge's own modules into its draws.
+
+    Hypothesis (6.131 and later) draws now and then from the constants of every
+    loaded module outside site-packages, so what it draws would depend on how
+    autograd-lab was installed and on what else the process imported. Grading
+    must not: the same submission always gets the same examples.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - an older Hypothesis has no such feature
+        yield
+        return
+    if not hasattr(providers, "_get_local_constants"):  # pragma: no cover
+        yield
+        return
+    own, empty = providers._get_local_constants, providers.Constants()
+    cache = getattr(getattr(providers, "CONSTANTS_CACHE", None), "cache", {})
+    providers._get_local_constants = lambda: empty
+    cache.clear()  # allowed constants already computed with the local ones
+    try:
+        yield
+    finally:
+        providers._get_local_constants = own
+        cache.clear()
 
 
 def task(task_id: str):

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from .. import messages as msg
 from .. import strategies as s
-from .base import CheckFailed, Context, task
+from .base import CheckFailed, Context, NotAttempted, task
 
 COEFS = (-2.0, -1.0, -0.5, 0.5, 1.0, 2.0, 3.0)
 TORCH_SOURCE = "torch.autograd on the same graph"
@@ -134,19 +134,23 @@ def topological_order(ctx: Context) -> None:
 def seeding_accumulation_errors(ctx: Context) -> None:
     x = np.array([0.5, -1.0, 2.0])
     scenarios = ctx.ask("engine_errors", "probing backward()'s seeding and errors", package="sub_tensor", x=x)
-    for name, exception, doing in (
-        ("no_grad_root", "RuntimeError", "backward() on a tensor that does not require grad"),
-        ("implicit_nonscalar", "RuntimeError", "backward() with no grad on an output of shape (3,)"),
-        ("wrong_shape_grad", "ValueError", "backward(grad of shape (3, 2)) on an output of shape (3,)"),
-    ):
+    raising = [("no_grad_root", "RuntimeError", "backward() on a one-element tensor that does not require grad"),
+               ("implicit_nonscalar", "RuntimeError", "backward() with no grad on an output of shape (3,)")]
+    raising += [(f"wrong_shape_grad{shape}", "ValueError",
+                 f"backward(grad of shape {shape}) on an output of shape (3,)") for shape in ((3, 2), (1,), (), (3, 1))]
+    for name, exception, doing in raising:
         outcome = scenarios[name]
         if "returned" in outcome:
-            ctx.fail(doing, "returning normally", f"{exception}, as PyTorch")
+            raise CheckFailed(msg.lines(msg.RETURNED_NORMALLY.format(exception=exception, **msg.header(ctx.task,
+                                                                                                      doing=doing)),
+                                        msg.HINT.format(hint=msg.HINT_ENGINE_ERRORS)))
         if exception not in outcome["raised"]["mro"]:
             error = ctx.student_error(outcome["raised"], doing)
-            if not isinstance(error, CheckFailed) or "Task 2." in str(error):
+            if isinstance(error, NotAttempted):
                 raise error
-            ctx.fail(doing, f"raising {outcome['raised']['type']}", exception)
+            raise CheckFailed(msg.lines(msg.WRONG_EXCEPTION.format(
+                exception=exception, got=outcome["raised"]["type"], message=outcome["raised"]["message"],
+                **msg.header(ctx.task, doing=doing)), msg.HINT.format(hint=msg.HINT_ENGINE_ERRORS)))
     for name, doing, expected in (
         ("one_element", "backward() on a (1, 1) output 2*x", [2.0 * np.ones((1, 1))]),
         ("frozen_leaf", "backward() on 2*a + 2*b where a does not require grad", [None, 2.0 * np.ones(3)]),
@@ -183,7 +187,9 @@ def no_grad(ctx: Context) -> None:
             ("after_exception", True, "is_grad_enabled() after an exception left a no_grad() block"),
         ):
             if seen["seen"][key] is not want:
-                ctx.fail(what, repr(seen["seen"][key]), repr(want))
+                raise CheckFailed(msg.lines(msg.WRONG_KIND.format(what=what, got=repr(seen["seen"][key]),
+                                                                  expected=repr(want), **msg.header(ctx.task)),
+                                            msg.HINT.format(hint=msg.HINT_NO_GRAD)))
         if seen["inside_requires_grad"] is not False or seen["inside_parents"] != 0:
             ctx.fail("a * b computed inside no_grad()",
                      f"requires_grad={seen['inside_requires_grad']!r} with {seen['inside_parents']} parents",
@@ -205,6 +211,10 @@ CHAIN_LENGTH = 10_000
 def deep_graphs(ctx: Context) -> None:
     coefs = np.where(np.arange(CHAIN_LENGTH) % 2 == 0, 1.0001, 0.9999)
     nodes = [{"leaf": np.array([1.0, -2.0, 0.5]), "requires_grad": True}, {"chain": coefs, "input": 0}]
-    check_graph(ctx, nodes, np.array([1.0, 2.0, -1.0]), timeout=20.0,
-                doing=f"calling backward() on a chain of {CHAIN_LENGTH:,} operations",
-                hint="find the topological order with an explicit stack, not recursion")
+    try:
+        check_graph(ctx, nodes, np.array([1.0, 2.0, -1.0]), timeout=20.0,
+                    doing=f"calling backward() on a chain of {CHAIN_LENGTH:,} operations")
+    except CheckFailed as failure:
+        if "RecursionError" not in str(failure):
+            raise
+        raise CheckFailed(msg.lines(str(failure), msg.HINT.format(hint=msg.HINT_RECURSION))) from None

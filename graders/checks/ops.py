@@ -144,9 +144,13 @@ def check_case(ctx: Context, case: OpCase, operands, kwargs, upstream, *, witnes
     """One rung of values: the student's rule at these inputs against torch.autograd."""
     out, expected = reference.expected_vjp(case.torch, operands, kwargs, upstream, with_finite_differences=witness)
     wire, wire_kwargs = _encode(operands, kwargs)
-    answer = ctx.ask("op_backward", f"calling the backward rule of {case.text}", package="sub_tensor", op=case.op,
-                     operands=wire, kwargs=wire_kwargs, upstream=upstream,
-                     isolate_unbroadcast=case.task in ("1.2", "1.3"))
+    text = f"{case.text} with {_kwargs_text(kwargs)}" if kwargs else case.text
+    try:
+        answer = ctx.ask("op_backward", f"calling the backward rule of {text}", package="sub_tensor", op=case.op,
+                         operands=wire, kwargs=wire_kwargs, upstream=upstream,
+                         isolate_unbroadcast=case.task in ("1.2", "1.3"))
+    except CheckFailed as failure:  # show the inputs that made the student's code raise
+        raise CheckFailed(msg.lines(str(failure), *_input_lines(operands, kwargs, upstream))) from None
     if "grads" not in answer:
         ctx.fail(f"{case.text}", f"a {answer['out'].get('type')}", "a Tensor")
     slots = answer["slots"]
@@ -233,6 +237,8 @@ def matmul(ctx: Context) -> None:
         backward = ctx.worker.last_cpu_seconds if "ok" in reply else float("inf")
     except (WorkerDied, WorkerTimedOut):
         backward = float("inf")
+    if backward == float("inf"):
+        raise CheckFailed(msg.COSTLY_TIMEOUT.format(task="1.4", title=ctx.task.title, n=COST_SIZE, limit=COST_RATIO))
     if backward > limit:
         raise CheckFailed(msg.COSTLY.format(task="1.4", title=ctx.task.title, n=COST_SIZE,
                                             ratio=backward / forward, limit=COST_RATIO))

@@ -37,6 +37,8 @@ def describe_exception(error: BaseException, package_dirs: tuple[str, ...]) -> d
     for frame in traceback.extract_tb(error.__traceback__):
         if frame.filename.startswith(package_dirs):
             where = f"{frame.filename.rsplit('/', 1)[-1]}:{frame.lineno} in {frame.name}"
+    if isinstance(error, SyntaxError) and error.filename:
+        where = f"{error.filename.rsplit('/', 1)[-1]}:{error.lineno}"
     text = str(error).strip().splitlines()
     return {
         "type": type(error).__name__,
