@@ -31,6 +31,9 @@ HINT_ENGINE_ERRORS = ("check requires_grad first (RuntimeError), then grad=None 
                       "(RuntimeError), then a given grad's shape against the output's (ValueError)")
 HINT_NO_GRAD = "keep the previous mode, switch recording off, and restore the previous mode in a finally block"
 HINT_RECURSION = "find the topological order with an explicit stack, not recursion"
+HINT_CHAIN_RULE = "walk the nodes in reverse topological order, and add the gradients of every use"
+HINT_ACCUMULATE = ("add into .grad with a new array (grad = grad + g), never in place into an array a rule "
+                   "returned: a rule may hand the same array to several parents")
 SKIPPED_NO_CUDA = "Task {task} ({title}): skipped, no CUDA device on the grading machine (carries no points)."
 PASSED = "Task {task} ({title}): passed."
 

@@ -86,7 +86,7 @@ def check_graph(ctx: Context, nodes, seed, *, builds: int = 1, doing: str = "", 
                 hint: str | None = None) -> None:
     root = len(nodes) - 1
     doing = doing or f"calling backward() on a graph of {len(nodes)} nodes"
-    answer = ctx.ask("graph", doing, timeout=timeout, hint=hint, package="sub_tensor", nodes=nodes, root=root,
+    answer = ctx.ask("graph", doing, timeout=timeout, package="sub_tensor", nodes=nodes, root=root,
                      seed=seed, builds=builds)
     expected = expected_grads(nodes, seed, builds)
     for index, (claim, want) in enumerate(zip(answer["grads"], expected)):
@@ -100,7 +100,7 @@ def check_graph(ctx: Context, nodes, seed, *, builds: int = 1, doing: str = "", 
             ctx.fail(what, "None", f"an ndarray of shape {want.shape}: the output depends on it")
         yours = ctx.array(claim, want.shape, what)
         ctx.compare(yours, want, what, inputs=lambda: _graph_text(nodes, seed, builds), source=TORCH_SOURCE,
-                    hint="walk the nodes in reverse topological order, and add the gradients of every use")
+                    hint=hint or msg.HINT_CHAIN_RULE)
 
 
 def diamonds(depth: int):
@@ -170,7 +170,7 @@ def seeding_accumulation_errors(ctx: Context) -> None:
                         source="the chain rule by hand",
                         hint="seed an implicit grad with ones; add into .grad (never assign) so calls accumulate")
     ctx.forall(graphs(frozen=True).flatmap(lambda g: st.tuples(st.just(g), st.integers(1, 3))),
-               lambda drawn: check_graph(ctx, *drawn[0], builds=drawn[1]), examples=60)
+               lambda drawn: check_graph(ctx, *drawn[0], builds=drawn[1], hint=msg.HINT_ACCUMULATE), examples=60)
 
 
 @task("2.3")
