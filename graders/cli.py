@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import __version__, build, layout, paths, scorecard
+from . import __version__, build, cli_class, layout, paths, scorecard
 
 
 def _build_exercises(args) -> int:
@@ -24,6 +24,7 @@ def _build_exercises(args) -> int:
 
 
 def _grade(args) -> int:
+    from . import outputs
     from .grade import ERROR, grade  # imports torch: only when grading
 
     task_ids = tuple(args.tasks.split(",")) if args.tasks else None
@@ -34,11 +35,8 @@ def _grade(args) -> int:
         return 2
     result = scorecard.results(report)
     print(scorecard.table(result, seconds=report.seconds))
-    for path, render in ((args.results, scorecard.dumps), (args.markdown, scorecard.markdown),
-                         (args.junit, scorecard.junit)):
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(render(result))
+    outputs.write_views(report, result, results=args.results, markdown_path=args.markdown, junit=args.junit,
+                        classroom_path=args.classroom, warn=outputs.stderr_line)
     return 3 if any(r.status == ERROR for r in report.results) else 0
 
 
@@ -80,6 +78,8 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--results", type=Path, metavar="FILE", help="write Gradescope's results.json here")
     g.add_argument("--markdown", type=Path, metavar="FILE", help="write a Markdown scorecard (CI job summary)")
     g.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML")
+    g.add_argument("--classroom", type=Path, metavar="FILE",
+                   help="write GitHub Classroom's runner result (one base64 line, for the step output `result`)")
     g.add_argument("--key", type=int, help="seed Hypothesis with this key instead of derandomizing")
     g.add_argument("--tasks", help="grade only these task ids, comma-separated (e.g. 1.1,1.4)")
     g.add_argument("--isolation", choices=("auto", "bubblewrap", "limits"), default="auto",
@@ -98,6 +98,8 @@ def parser() -> argparse.ArgumentParser:
                    help="the assignment's name in nbgrader (default: %(default)s)")
     n.add_argument("--force", action="store_true", help="replace an nbgrader_config.py edited by hand")
     n.set_defaults(run=_nbgrader)
+
+    cli_class.add_commands(sub)  # grade-all, merge, examples, release, gradescope
     return p
 
 

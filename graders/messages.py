@@ -334,3 +334,73 @@ VISIBLE_CHECK = {
     "slow": "Task {task}, visible check: no result within {seconds} s (an infinite loop?).",
     "skipped": "Task {task}, visible check: skipped: {error}",
 }
+
+# ----- a whole class: grade-all, merge, pictures, releases, Gradescope, GitHub Classroom -----
+BATCH_GRADED = "graded"
+BATCH_MALFORMED = "malformed: {reason}"
+BATCH_TIMED_OUT = "timed out: no result within {seconds:g} s, so its judge was stopped"
+BATCH_CRASHED = "crashed: {reason}"
+BATCH_GRADER_ERROR = "graded (the grader failed on task {tasks}: see results.json)"
+BATCH_JUDGE_EXITED = "the judge process exited ({how}) while grading it{words}"
+BATCH_JUDGE_WORDS = "; its last line: {line}"
+BATCH_JUDGE_NO_START = "the judge process did not start within {seconds:g} s (see OUT_DIR/.logs/)"
+BATCH_PROGRESS = "grade-all: {done}/{total} ({skipped} unchanged, {failed} not graded) · {rate} · ETA {eta} · {last}"
+BATCH_PROGRESS_LAST = "{student}: {status}"
+BATCH_DONE = ("grade-all: {graded} graded, {skipped} unchanged since the last run (--force regrades them), "
+              "{failed} not graded, in {seconds:.0f} s\nwrote {csv}")
+BATCH_START = ("grade-all: {todo} to grade, {skipped} unchanged since the last run, of {mine} submission(s)"
+               "{shard} in {folder}; {judges} judge process(es)")
+BATCH_START_SHARD = " (shard {index}/{count} of {total})"
+BATCH_EMPTY = "{folder}: no submission in it (expected folders laid out like exercises/, or .zip files of one)"
+BATCH_NOT_A_FOLDER = "{folder}: not a folder of submissions"
+BATCH_BAD_SHARD = "got --shard {text!r}, expected I/N with 1 <= I <= N (for example 2/4)"
+BATCH_BAD_JOBS = "got --jobs {jobs}, expected at least 1"
+BATCH_BAD_TIMEOUT = "got --timeout {seconds:g}, expected more than 0 seconds"
+BATCH_OUT_INSIDE = "{out} is {folder} itself; write the results elsewhere"
+ZIP_UNREADABLE = "{name}: not a readable .zip file ({error})"
+ZIP_UNSAFE = "{name}: holds {member!r}, a path that leaves the folder (absolute, or with '..')"
+ZIP_LINK = "{name}: holds {member!r}, a link; only plain files and folders are unpacked"
+ZIP_TOO_BIG = "{name}: unpacks to more than {limit:,} bytes"
+ZIP_TOO_MANY = "{name}: holds more than {limit:,} files"
+ZIP_ENCRYPTED = "{name}: holds {member!r}, which is encrypted"
+SEVERAL_PACKAGES = ("{name}: holds several folders laid out like exercises/ ({found}); "
+                    "expected one")
+MERGE_NO_CSV = "{folder}: no grades.csv in it (expected a folder that `autograd-lab grade-all --out` wrote)"
+MERGE_COLUMNS = ("{path}: its columns ({got}) differ from those of {first} ({expected}); "
+                 "were the shards graded with the same --tasks?")
+MERGE_DUPLICATE = ("{student} is in both {first} and {second}: were the shards given different slices "
+                   "(--shard 1/N ... N/N) of the same N?")
+MERGE_OUT_IS_INPUT = "{out} is one of the folders to merge; write the merged gradebook elsewhere"
+MERGE_DONE = "merge: {students} student(s) from {folders} folder(s)\nwrote {csv}"
+
+NO_PICTURES = "pictures skipped: matplotlib is not installed (pip install 'autograd-lab[plots]')"
+PICTURE_LINK = "![Task 5.4: your training loss per epoch against the noise floor]({file})"
+LOSS_TITLE = "Task 5.4: the lesson's run on your code"
+LOSS_YOURS = "your fit: train_loss per epoch"
+LOSS_REFERENCE = "the reference solution, same run"
+LOSS_FLOOR = "noise floor {floor:g}"
+LOSS_BAR = "the bar: 1.5 x the floor = {bar:g}"
+LOSS_FINAL = "final weights' MSE, by the grader: {mse:.4f}"
+LOSS_AXES = ("epoch", "training MSE (log scale)")
+CLASS_TOTALS_TITLE = "Totals of the {graded} graded submission(s) (mean {mean:.1f}, median {median:g})"
+CLASS_TOTALS_AXES = ("total points", "students")
+CLASS_PASS_TITLE = "Tasks passed, per task ({graded} graded submission(s))"
+CLASS_PASS_AXES = ("share of students with the task's full points (%)", "task")
+CLASS_SUMMARY = ("# autograd-lab: the class\n\n"
+                 "{students} student(s): {graded} graded, {others} not graded (see grades.csv's status column).\n")
+
+EXAMPLES_WRITTEN = "{out}: wrote {files}"
+EXAMPLES_EXIST = "{path} exists; pass --force to replace it"
+NEEDS_CHECKOUT = ("{command} needs the autograd-lab repository, and {path} is missing: run it from a git "
+                  "checkout installed with `pip install -e .`")
+RELEASE_NOT_EMPTY = "{out} exists and is not empty; pass --force to write the bundle into it anyway"
+RELEASE_WRITTEN = ("{out}: the student bundle, {count} files: exercises/ (stubs, public tests, README) and "
+                   ".github/workflows/autograde.yml; no solutions, no graders")
+GRADESCOPE_WRITTEN = "{zip}: a Gradescope autograder ({kib:,} KiB): setup.sh, run_autograder and {wheel}"
+GRADESCOPE_BUILD_FAILED = "building the wheel failed (pip wheel, exit status {code}):\n{output}"
+GRADESCOPE_NOT_GRADED = ("The autograder could not grade this submission: {why}\n"
+                         "Upload the .py files of exercises/ (tensor.py, optim.py, data.py, train.py, torch_loop.py), "
+                         "or a .zip of the folder that holds them.")
+GRADESCOPE_CRASHED = ("The autograder itself failed ({error}). This is not your mistake: please tell your "
+                      "instructor.")
+CLASSROOM_TEST_CODE = "autograd-lab grade exercises/ --tasks {task}"

@@ -1,0 +1,138 @@
+"""The ``autograd-lab`` subcommands for a whole class: grade-all, merge, examples, release, gradescope.
+
+They parse and dispatch, nothing more; the work is in batch.py, gradebook.py,
+release.py and gradescope.py.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from . import messages as msg
+
+
+def _fail(command: str, error: Exception) -> int:
+    print(f"autograd-lab {command}: {error}", file=sys.stderr)
+    return 2
+
+
+def _grade_all(args) -> int:
+    from . import batch
+
+    tasks = tuple(args.tasks.split(",")) if args.tasks else None
+    settings = batch.Settings(key=args.key, tasks=tasks, isolation=args.isolation)
+    try:
+        shard_of = batch.parse_shard(args.shard) if args.shard else None
+        summary = batch.grade_all(args.submissions, args.out, jobs=args.jobs, shard_of=shard_of, force=args.force,
+                                  timeout=args.timeout, settings=settings, progress=batch.terminal_progress())
+    except (ValueError, RuntimeError, OSError) as error:
+        return _fail("grade-all", error)
+    for note in summary.notes:
+        print(note, file=sys.stderr)
+    print(msg.BATCH_DONE.format(graded=summary.graded, skipped=summary.skipped, failed=summary.failed,
+                                seconds=summary.seconds, csv=Path(args.out) / "grades.csv"))
+    return 0
+
+
+def _merge(args) -> int:
+    from . import batch, gradebook
+
+    try:
+        task_ids, records = gradebook.merge(args.folders, args.out)
+    except (ValueError, OSError) as error:
+        return _fail("merge", error)
+    for note in batch.class_views(args.out, records, task_ids):
+        print(note, file=sys.stderr)
+    print(msg.MERGE_DONE.format(students=len(records), folders=len(args.folders), csv=Path(args.out) / "grades.csv"))
+    return 0
+
+
+def _examples(args) -> int:
+    from . import release
+
+    try:
+        written = release.examples(args.out, force=args.force)
+    except (FileExistsError, OSError) as error:
+        return _fail("examples", error)
+    print(msg.EXAMPLES_WRITTEN.format(out=args.out, files=", ".join(written)))
+    return 0
+
+
+def _release(args) -> int:
+    from . import release
+
+    try:
+        written = release.release(args.out, package=args.package or release.DEFAULT_PACKAGE, force=args.force)
+    except (FileExistsError, FileNotFoundError, OSError) as error:
+        return _fail("release", error)
+    print(msg.RELEASE_WRITTEN.format(out=args.out, count=len(written)))
+    return 0
+
+
+def _gradescope(args) -> int:
+    from . import gradescope, paths
+
+    try:
+        out, wheel = gradescope.build_zip(args.zip, paths.REPO)
+    except (FileNotFoundError, RuntimeError, OSError) as error:
+        return _fail("gradescope", error)
+    print(msg.GRADESCOPE_WRITTEN.format(zip=out, kib=out.stat().st_size // 1024, wheel=wheel))
+    return 0
+
+
+def add_commands(sub) -> None:
+    """Add the class commands to the ``autograd-lab`` parser's subparsers."""
+    from .batch import DEFAULT_TIMEOUT
+
+    a = sub.add_parser("grade-all", help="grade every submission in a folder into a gradebook",
+                       description="Grade every folder laid out like exercises/ (or .zip of one) in SUBMISSIONS_DIR "
+                                   "with a pool of judge processes. Writes OUT_DIR/<student>/results.json (and "
+                                   "scorecard.md, loss.png) and OUT_DIR/grades.csv as each student finishes; a "
+                                   "second run skips the submissions that have not changed. Exit status: 0 when "
+                                   "every submission has its row (whatever its status), 2 for arguments that "
+                                   "cannot work.")
+    a.add_argument("submissions", type=Path, metavar="SUBMISSIONS_DIR",
+                   help="one folder or .zip per student; the name is the student's")
+    a.add_argument("--out", type=Path, required=True, metavar="OUT_DIR", help="where the gradebook goes")
+    a.add_argument("--jobs", type=int, metavar="N", help="judge processes at once (default: the cores)")
+    a.add_argument("--shard", metavar="I/N", help="grade only the I-th of N slices of the class (1 <= I <= N)")
+    a.add_argument("--force", action="store_true", help="grade again the submissions that have not changed")
+    a.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
+                   help="stop grading a submission after S seconds (default: %(default)g)")
+    a.add_argument("--key", type=int, help="seed Hypothesis with this key instead of derandomizing")
+    a.add_argument("--tasks", help="grade only these task ids, comma-separated (e.g. 1.1,1.4)")
+    a.add_argument("--isolation", choices=("auto", "bubblewrap", "limits"), default="auto",
+                   help="how to isolate student code: bubblewrap where it works (auto), or process limits alone")
+    a.set_defaults(run=_grade_all)
+
+    m = sub.add_parser("merge", help="combine the gradebooks of shards into one",
+                       description="Combine the OUT_DIRs of grade-all runs over --shard 1/N ... N/N into one "
+                                   "OUT_DIR: grades.csv, the students' folders and the class's pictures.")
+    m.add_argument("folders", type=Path, nargs="+", metavar="OUT_DIR", help="the shards' output folders")
+    m.add_argument("--out", type=Path, required=True, metavar="MERGED", help="where the merged gradebook goes")
+    m.set_defaults(run=_merge)
+
+    e = sub.add_parser("examples", help="write ready examples for grading a class on a cluster",
+                       description="Write a GitHub Actions matrix workflow, a Slurm array job and a Kubernetes "
+                                   "Indexed Job, each running grade-all --shard I/N and then merge.")
+    e.add_argument("out", type=Path, metavar="OUT_DIR")
+    e.add_argument("--force", action="store_true", help="replace files that exist")
+    e.set_defaults(run=_examples)
+
+    r = sub.add_parser("release", help="write the student bundle: exercises/ and the CI workflow",
+                       description="Write what students receive: exercises/ (the stubs, the public tests, "
+                                   "conftest.py, pytest.ini, README.md) and .github/workflows/autograde.yml, "
+                                   "which grades their code on every push. No solutions, no graders.")
+    r.add_argument("out", type=Path, metavar="OUT_DIR")
+    r.add_argument("--package", metavar="REQUIREMENT",
+                   help="what the students' CI installs with pip (a wheel's URL, git+https://...); the "
+                        "organization variable AUTOGRAD_LAB_PACKAGE overrides it")
+    r.add_argument("--force", action="store_true", help="write into OUT_DIR even when it is not empty")
+    r.set_defaults(run=_release)
+
+    s = sub.add_parser("gradescope", help="build a Gradescope autograder zip",
+                       description="Build the autograder zip to upload to Gradescope: setup.sh, run_autograder "
+                                   "and this package's wheel.")
+    s.add_argument("zip", type=Path, metavar="OUT.zip")
+    s.set_defaults(run=_gradescope)
