@@ -1,0 +1,161 @@
+"""Does the student bundle hold what students need (exercises/, its public tests, the CI workflow) and
+nothing they must not see: no solution body, no hidden check?
+
+A solution body is the text of a ``### BEGIN SOLUTION`` region of solutions/*.py.
+Lines shorter than 12 characters, and lines that solutions/ also holds outside
+every region (given code), say nothing about the answer; every other line
+counts. A single shared idiom (``for xb, yb in loader:``) may turn up in a
+public test, so a leak is two such lines in a row, or a whole one-line body.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from graders import build, paths, release
+from graders.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+BEGIN = re.compile(r"^\s*### BEGIN SOLUTION")
+END = re.compile(r"^\s*### END SOLUTION")
+SHORT = 12
+# Overlaps that give nothing away, each with its reason (a new one fails the tests until it is judged).
+KNOWN = {
+    # The public loop tests' CountingSGD (exercises/tests/_helpers.py) clears grads as SGD.zero_grad does:
+    # one loop over the parameters, set to None, as the contract itself says.
+    ("for p in self.params:", "p.grad = None"),
+    # The optimizer state-dict round trip (np.savez into a buffer, np.load without pickle) is the contract's
+    # own description, and the public test of task 3.2 does it as the hidden check does.
+    ("buffer = io.BytesIO()", "np.savez(buffer, **state)"),
+    ("np.savez(buffer, **state)", "buffer.seek(0)"),
+    ("buffer.seek(0)", "with np.load(buffer, allow_pickle=False) as saved:"),
+}
+HIDDEN_CODE = [*sorted((REPO / "graders" / "checks").glob("*.py")), *sorted((REPO / "graders" / "worker").glob("*.py")),
+               REPO / "graders" / "reference.py", REPO / "graders" / "strategies.py"]
+
+
+def regions() -> tuple[list[list[str]], set[str]]:
+    """The solution regions' lines (stripped, blank lines left out) and every line given outside them."""
+    bodies, given = [], set()
+    for path in sorted(paths.SOLUTIONS.glob("*.py")):
+        body = None
+        for line in path.read_text().splitlines():
+            if BEGIN.match(line):
+                body = []
+            elif END.match(line):
+                bodies.append(body)
+                body = None
+            elif body is not None:
+                if line.strip():
+                    body.append(line.strip())
+            else:
+                given.add(line.strip())
+    return bodies, given
+
+
+def telling(lines: list[str], known: set[str]) -> list[str | None]:
+    """Each line, or None where it tells nothing (short, or also in ``known``)."""
+    return [line if len(line) >= SHORT and line not in known else None for line in lines]
+
+
+def secrets_of(blocks: list[list[str]], known: set[str]) -> set[tuple[str, ...]]:
+    """What must not appear: every pair of telling lines in a row, and every one-line body."""
+    found = set()
+    for block in blocks:
+        marked = telling(block, known)
+        if len(block) == 1 and marked[0]:
+            found.add((marked[0],))
+        found |= {(a, b) for a, b in zip(marked, marked[1:]) if a and b}
+    return found
+
+
+def shown(text: str) -> set[tuple[str, ...]]:
+    """Every line and pair of lines in a row (blank lines left out) of a bundle file."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return {(line,) for line in lines} | set(zip(lines, lines[1:]))
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("bundle") / "autograd-lab-student"
+    assert main(["release", str(out)]) == 0
+    return out
+
+
+def bundle_texts(bundle: Path) -> dict[str, str]:
+    return {path.relative_to(bundle).as_posix(): path.read_text() for path in sorted(bundle.rglob("*"))
+            if path.is_file()}
+
+
+def test_the_bundle_holds_exercises_its_public_tests_and_the_workflow_only(bundle):
+    """Is the bundle exercises/ (every file exercises/ holds in the repository, generated stubs included),
+    the CI workflow and a .gitignore, and nothing else?"""
+    texts = bundle_texts(bundle)
+    repository = {f"exercises/{p.relative_to(paths.EXERCISES).as_posix()}": p.read_text()
+                  for p in sorted(paths.EXERCISES.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
+    assert set(texts) == set(repository) | {".github/workflows/autograde.yml", ".gitignore"}
+    assert {name: texts[name] for name in repository} == repository
+    for name, text in build.expected_exercises(paths.SOLUTIONS).items():
+        assert texts[f"exercises/{name}"] == text
+    assert "autograd-lab grade exercises/" in texts[".github/workflows/autograde.yml"]
+    assert "@" + "PACKAGE@" not in texts[".github/workflows/autograde.yml"]
+
+
+def test_no_solution_body_leaks_into_the_bundle(bundle):
+    """Does no solution region's text (two telling lines in a row, or a whole one-line body) appear in any
+    file of the bundle?"""
+    bodies, given = regions()
+    secrets = secrets_of(bodies, given)
+    assert len(secrets) > 100  # the test has teeth: most regions yield several
+    leaks = {name: sorted(secrets & shown(text) - KNOWN) for name, text in bundle_texts(bundle).items()}
+    assert {name: found for name, found in leaks.items() if found} == {}
+
+
+def test_no_hidden_check_code_leaks_into_the_bundle(bundle):
+    """Does no code of the hidden checks, the worker, the reference computations or the strategies appear in
+    the bundle, and does nothing there import the graders?"""
+    _, given = regions()
+    blocks = [[line.strip() for line in path.read_text().splitlines() if line.strip()] for path in HIDDEN_CODE]
+    secrets = secrets_of(blocks, given)
+    assert len(secrets) > 500
+    texts = bundle_texts(bundle)
+    leaks = {name: sorted(secrets & shown(text) - KNOWN) for name, text in texts.items()}
+    assert {name: found for name, found in leaks.items() if found} == {}
+    assert not [name for name, text in texts.items()
+                if name.endswith(".py") and re.search(r"^\s*(from|import) (graders|solutions)\b", text, re.M)]
+    assert not any(part in ("graders", "solutions") for name in texts for part in name.split("/"))
+
+
+def test_the_leak_check_catches_a_pasted_solution(tmp_path):
+    """Would the check notice a solution region pasted into a file (so that its silence means something)?"""
+    bodies, given = regions()
+    secrets = secrets_of(bodies, given)
+    pasted = "\n".join(["def helper():", *bodies[3], ""])
+    assert secrets & shown(pasted)
+
+
+def test_release_refuses_a_folder_that_is_not_empty_unless_forced(tmp_path):
+    (tmp_path / "mine.txt").write_text("keep me\n")
+    assert main(["release", str(tmp_path)]) == 2
+    assert main(["release", str(tmp_path), "--force", "--package", "https://example.edu/autograd_lab.whl"]) == 0
+    assert (tmp_path / "mine.txt").read_text() == "keep me\n"
+    workflow = (tmp_path / ".github" / "workflows" / "autograde.yml").read_text()
+    assert "vars.AUTOGRAD_LAB_PACKAGE || 'https://example.edu/autograd_lab.whl'" in workflow
+
+
+def test_the_cluster_examples_run_the_same_grade_all_command_per_shard_then_merge(tmp_path):
+    """Does `autograd-lab examples` write the GitHub Actions matrix, the Slurm array and the Kubernetes Job,
+    each running grade-all with --shard I/N and then merge?"""
+    assert main(["examples", str(tmp_path)]) == 0
+    texts = {name: (tmp_path / name).read_text() for name in release.EXAMPLES}
+    assert "--shard ${{ matrix.shard }}/4" in texts["github-actions-matrix.yml"]
+    assert "autograd-lab merge shards/* --out grades" in texts["github-actions-matrix.yml"]
+    assert '--shard "$I/$N"' in texts["slurm-array.sbatch"]
+    assert "autograd-lab merge out/shard-* --out grades" in texts["slurm-array.sbatch"]
+    assert "--shard $I/8" in texts["kubernetes-indexed-job.yaml"]
+    assert all("@TORCH_VERSION@" not in text for text in texts.values())
+    assert main(["examples", str(tmp_path)]) == 2  # they exist now
+    assert main(["examples", str(tmp_path), "--force"]) == 0
