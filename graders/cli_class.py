@@ -28,6 +28,9 @@ def _grade_all(args) -> int:
                                   timeout=args.timeout, settings=settings, progress=batch.terminal_progress())
     except (ValueError, RuntimeError, OSError) as error:
         return _fail("grade-all", error)
+    except KeyboardInterrupt:
+        print("\n" + msg.BATCH_INTERRUPTED.format(csv=Path(args.out) / "grades.csv"), file=sys.stderr)
+        return 130
     for note in summary.notes:
         print(note, file=sys.stderr)
     print(msg.BATCH_DONE.format(graded=summary.graded, skipped=summary.skipped, failed=summary.failed,

@@ -351,6 +351,8 @@ BATCH_DONE = ("grade-all: {graded} graded, {skipped} unchanged since the last ru
 BATCH_START = ("grade-all: {todo} to grade, {skipped} unchanged since the last run, of {mine} submission(s)"
                "{shard} in {folder}; {judges} judge process(es)")
 BATCH_START_SHARD = " (shard {index}/{count} of {total})"
+BATCH_INTERRUPTED = ("grade-all: interrupted; every finished submission is kept in {csv}, and the same "
+                     "command goes on from there")
 BATCH_EMPTY = "{folder}: no submission in it (expected folders laid out like exercises/, or .zip files of one)"
 BATCH_NOT_A_FOLDER = "{folder}: not a folder of submissions"
 BATCH_BAD_SHARD = "got --shard {text!r}, expected I/N with 1 <= I <= N (for example 2/4)"
