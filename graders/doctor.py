@@ -26,14 +26,35 @@ def report() -> str:
     lines = [
         " · ".join(f"{k} {v}" for k, v in versions().items()),
         f"interpreter:  {sys.executable}",
-        f"running as:   uid {os.geteuid()}" + (" (root: the worker is dropped to an unprivileged uid)"
-                                                 if isolation.uid is not None else ""),
+        f"running as:   uid {os.geteuid()}" + (" (root: each worker runs as an unprivileged uid of its own)"
+                                                 if isolation.drop else ""),
         f"bubblewrap:   {_bwrap_version() + ' at ' + bwrap if bwrap else 'not installed'}"
         + ("" if not bwrap or sandbox.bubblewrap_works() else " (installed, but cannot make a sandbox here)"),
         f"isolation:    {isolation.describe()}",
         f"CUDA:         {torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'none (task 6.2 is skipped)'}",
     ]
-    if not isolation.bubblewrap:
+    lines.append(f"the worker:   {_worker_text(isolation)}")
+    if isolation.bubblewrap:
+        fallback = sandbox.choose("limits")
+        lines += [f"--isolation limits: {fallback.describe()}", f"  the worker:   {_worker_text(fallback)}"]
+    else:
         lines.append("hint: install bubblewrap (apt-get install bubblewrap) for no network, a private pid "
                      "namespace and a filesystem that shows the worker only the submission and the interpreter")
     return "\n".join(lines)
+
+
+def _worker_text(isolation: sandbox.Isolation) -> str:
+    """What student code can and cannot do on this machine, in one line."""
+    if isolation.bubblewrap:
+        return ("sees only the interpreter (read-only, without torch outside task 6) and the package it is "
+                "graded on; no network; cannot see or signal the judge; its /tmp and working folder are "
+                "private and size-capped")
+    if isolation.drop and isolation.reads_all:
+        return (f"can READ every file on this machine, the reference solution included (the uid keeps "
+                f"CAP_DAC_READ_SEARCH: {sys.executable} is not reachable by other uids), but write only its "
+                "working folder and /tmp (swept after it); cannot signal the judge or read its memory")
+    if isolation.drop:
+        return ("can read what any user can read, write only its working folder and /tmp (swept after it); "
+                "cannot signal the judge")
+    return ("runs as the judge's own uid: it can read and write whatever the judge can (the reference solution "
+            "and the results directory included); use bubblewrap, or run the judge as root to drop the worker")

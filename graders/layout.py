@@ -1,18 +1,27 @@
 """The scratch folder a submission is graded in, laid out by the judge.
 
-    scratch/runtime/worker/   the worker's code (a copy of graders/worker)
-    scratch/pkgs/ref/         the reference solution
-    scratch/pkgs/sub_<m>/     the student's <m>.py beside the reference for the rest
-    scratch/pkgs/sub_all/     every student module (the end-to-end check)
-    scratch/work/             the worker's working directory
-    scratch/log/              the worker's stdout and stderr, size-capped
+    scratch/runtime/worker/        the worker's code (a copy of graders/worker)
+    scratch/pkgs/sub_<m>/          the student's <m>.py beside the reference for the rest
+    scratch/pkgs/sub_all/          every student module (the end-to-end check)
+    scratch/pkgs/ref_unbroadcast/  the reference ``unbroadcast`` alone (tasks 1.2 and 1.3 use it)
+    scratch/pkgs/ref_epochs/       the reference train_epoch and evaluate alone (fit is graded over them)
+    scratch/roots/<key>/           links to the packages one worker process may import (without bubblewrap)
+    scratch/work/<key>/            one worker process's working directory (without bubblewrap)
+    scratch/log/                   the workers' stdout and stderr, size-capped
 
 Each hybrid holds the reference ``__init__.py``, so a broken file in one part
-of a submission costs only the tasks of that file.
+of a submission costs only the tasks of that file. No worker process can
+import the reference of the module it is graded on: the hybrids hold the
+reference only of the other modules, and each worker process sees only the
+packages it serves (``graders.worker_process``). The only reference code of a
+graded body a worker ever holds is what the judge grades over anyway: the
+reference ``unbroadcast`` beside the student's rules of 1.2 and 1.3, the
+reference ``train_epoch`` and ``evaluate`` beside the student's ``fit``.
 """
 
 from __future__ import annotations
 
+import ast
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -21,6 +30,11 @@ from pathlib import Path
 from . import paths
 
 GRADED_MODULES = ("tensor", "optim", "data", "train", "torch_loop")
+# Parts of the reference lifted out of their modules: package -> (source file, file written, functions).
+REFERENCE_PARTS = {
+    "ref_unbroadcast": ("tensor.py", "__init__.py", ("unbroadcast",)),
+    "ref_epochs": ("train.py", "train.py", ("train_epoch", "_step", "evaluate", "clip_grad_norm")),
+}
 MAX_SUBMISSION_BYTES = 2 * 2**20
 
 
@@ -59,12 +73,25 @@ class Layout:
         return self.root / "pkgs"
 
     @property
+    def roots(self) -> Path:
+        return self.root / "roots"
+
+    @property
     def work(self) -> Path:
         return self.root / "work"
 
     @property
     def log(self) -> Path:
         return self.root / "log"
+
+    def package_root(self, packages: tuple[str, ...]) -> Path:
+        """A folder holding links to ``packages`` only: a worker's import root when no sandbox hides the rest."""
+        root = self.roots / ("+".join(packages) or "none")
+        if not root.exists():
+            root.mkdir(mode=0o755)
+            for name in packages:
+                (root / name).symlink_to(self.packages / name, target_is_directory=True)
+        return root
 
     def cleanup(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
@@ -78,17 +105,38 @@ def lay_out(submission: Path, scratch_parent: Path | None = None) -> Layout:
                         ignore=shutil.ignore_patterns("__pycache__"))
         reference = {p.stem: p for p in paths.SOLUTIONS.glob("*.py")}
         extras = {name: p for name, p in files.items() if name not in reference}
-        _package(root / "pkgs" / "ref", reference)
+        for name, (source, target, functions) in REFERENCE_PARTS.items():
+            (root / "pkgs" / name).mkdir(parents=True)
+            (root / "pkgs" / name / target).write_text(extract(reference[source.removesuffix(".py")], functions))
         for name in GRADED_MODULES:
             _package(root / "pkgs" / f"sub_{name}", {**reference, **extras, **_pick(files, name)})
         _package(root / "pkgs" / "sub_all", {**reference, **extras,
                                               **{n: p for n, p in files.items() if n != "__init__"}})
-        for folder in ("work", "log"):
+        for folder in ("roots", "work", "log"):
             (root / folder).mkdir()
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
         raise
     return Layout(root, tuple(m for m in GRADED_MODULES if m not in files))
+
+
+def extract(source: Path, functions: tuple[str, ...]) -> str:
+    """The module-level imports of ``source`` and the named functions, and nothing else of it."""
+    text = source.read_text()
+    tree = ast.parse(text)
+    lines = text.splitlines(keepends=True)
+    found = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    missing = [name for name in functions if name not in found]
+    if missing:
+        raise RuntimeError(f"{source}: no function {', '.join(missing)} to lift out of the reference")
+    parts = [f'"""Lifted from the reference {source.name}: {", ".join(functions)} only."""\n\n']
+    parts += ["".join(lines[node.lineno - 1:node.end_lineno]) for node in tree.body
+              if isinstance(node, (ast.Import, ast.ImportFrom))]
+    for name in functions:
+        node = found[name]
+        first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        parts.append("\n\n" + "".join(lines[first - 1:node.end_lineno]))
+    return "".join(parts)
 
 
 def _pick(files: dict[str, Path], name: str) -> dict[str, Path]:

@@ -2,60 +2,89 @@
 
 - Always: CPU seconds, address space, file size, process count, no core
   files, a session of its own, stdin from /dev/null, a scrubbed environment.
-- Run as root, the worker is dropped to an unprivileged uid of its own
-  (limits on processes do not bind root), where the interpreter is reachable.
+- Run as root, every worker process runs as an unprivileged uid of its own,
+  leased for its lifetime (limits on processes do not bind root, and a uid of
+  its own means that everything it left behind can be found and killed by
+  uid). Without bubblewrap, where the interpreter is not reachable by others
+  (a pyenv under /root), that uid keeps one capability, CAP_DAC_READ_SEARCH:
+  it can read every file, and write none of the judge's.
 - With bubblewrap: no network, a private pid namespace that dies with the
-  judge, the interpreter read-only, the submission's hybrids read-only, a
-  writable scratch folder, and nothing else of the filesystem.
+  judge, the interpreter read-only (torch hidden from the workers of the numpy
+  tasks; graders/ and solutions/ hidden where they are installed beside it),
+  only the packages the worker serves, a small private tmpfs for its working
+  folder and /tmp, and nothing else of the filesystem.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import functools
 import glob
+import importlib.util
 import os
+import pwd
 import shutil
+import signal
+import socket
 import stat
 import subprocess
 import sys
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import paths
 from .layout import Layout
 
 BWRAP = "bwrap"
-WORKER_UID_BASE = 61000
+WORKER_UID_BASE, WORKER_UID_COUNT = 61000, 4000
 SANDBOX = Path("/sandbox")
+# Inside bubblewrap the working folder and /tmp are memory: bounded so that writing them is no memory bomb.
+WORK_TMPFS_BYTES, TMP_TMPFS_BYTES = 128 * 2**20, 32 * 2**20
+# Autodiff libraries no module but torch_loop.py may import (contract.md), and the judge's own packages.
+AUTODIFF = ("torch", "functorch", "torchgen", "torchvision", "torchaudio", "jax", "jaxlib", "autograd",
+            "tensorflow", "keras", "mxnet", "cupy", "chainer")
+JUDGE_PACKAGES = ("graders", "solutions", "exercises")
+# Folders anyone may write to: files the worker's uid left there are removed after it (without bubblewrap).
+SHARED_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock", "/dev/mqueue")
 
 
 @dataclass(frozen=True)
 class Isolation:
     bubblewrap: bool
-    uid: int | None  # the uid the worker runs as, when dropped from root
+    drop: bool = False  # the judge is root: each worker process runs as an unprivileged uid of its own
+    reads_all: bool = False  # dropped without bubblewrap, interpreter unreachable: the uid keeps CAP_DAC_READ_SEARCH
 
     @property
     def name(self) -> str:
         return "bubblewrap" if self.bubblewrap else "process limits"
 
     def describe(self) -> str:
+        """One line for the scorecard: what the worker could and could not do (no uid: results stay identical)."""
         parts = ["process limits"]
         if self.bubblewrap:
             parts.append("bubblewrap (no network, private pid namespace, read-only interpreter)")
-        if self.uid is not None:
+        if self.drop and self.reads_all:
+            parts.append("an unprivileged uid that can read every file (no bubblewrap: nothing is hidden)")
+        elif self.drop:
             parts.append("an unprivileged uid")
         elif os.geteuid() == 0:
             parts.append("running as root (the process-count limit does not bind)")
+        elif not self.bubblewrap:
+            parts.append("the judge's own uid (no bubblewrap: it can read and write what the judge can)")
         return ", ".join(parts)
 
     # ----- paths as the worker sees them -----
     def runtime(self, layout: Layout) -> Path:
         return SANDBOX / "runtime" if self.bubblewrap else layout.runtime
 
-    def packages(self, layout: Layout) -> Path:
-        return SANDBOX / "pkgs" if self.bubblewrap else layout.packages
+    def packages(self, layout: Layout, packages: tuple[str, ...]) -> Path:
+        return SANDBOX / "pkgs" if self.bubblewrap else layout.package_root(packages)
 
-    def work(self, layout: Layout) -> Path:
-        return SANDBOX / "work" if self.bubblewrap else layout.work
+    def work(self, layout: Layout, key: str) -> Path:
+        return SANDBOX / "work" if self.bubblewrap else layout.work / key
 
 
 @functools.cache
@@ -89,22 +118,167 @@ def choose(mode: str = "auto") -> Isolation:
     if mode == "bubblewrap" and not use_bwrap:
         raise RuntimeError("bubblewrap was asked for, but `bwrap` is missing or cannot make a sandbox here "
                            "(Debian/Ubuntu: apt-get install bubblewrap)")
-    uid = None
-    if os.geteuid() == 0 and (use_bwrap or _reachable_by_others(Path(sys.executable).parent)):
-        uid = WORKER_UID_BASE + os.getpid() % 4000
-    return Isolation(use_bwrap, uid)
+    drop = os.geteuid() == 0
+    reads_all = drop and not use_bwrap and not _reachable_by_others(Path(sys.executable).parent)
+    return Isolation(use_bwrap, drop, reads_all)
 
 
 def prepare(layout: Layout, isolation: Isolation) -> None:
-    """Let the worker's uid read the hybrids and write its scratch folder."""
-    if isolation.uid is None:
+    """Let a worker uid read the worker's code and the hybrids, and nothing else of the scratch folder."""
+    if not isolation.drop:
         return
     layout.root.chmod(0o711)
     for folder in (layout.runtime, layout.packages):
         for path in [folder, *folder.rglob("*")]:
             path.chmod(0o755 if path.is_dir() else 0o644)
-    os.chown(layout.work, isolation.uid, isolation.uid)
+    layout.packages.chmod(0o711)  # not listable: the links of a package root name only their own packages
+    for folder in (layout.roots, layout.work):
+        folder.chmod(0o711)
 
+
+def prepare_work(folder: Path, uid: int | None) -> None:
+    """A fresh working folder for one worker process, owned by its uid."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(mode=0o700)
+    if uid is not None:
+        os.chown(folder, uid, uid)
+
+
+# ----- worker uids: one per worker process, leased -----
+
+_leases: dict[int, socket.socket] = {}
+_lease_lock = threading.Lock()
+_next = [0]
+
+
+def uids_of_processes(zombies: bool = False) -> dict[int, int]:
+    """Every process's real uid, from /proc (zombies, which hold nothing but a pid, only when asked)."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/status") as f:
+                    status = dict(line.split(":", 1) for line in f if line.startswith(("State:", "Uid:")))
+                if zombies or status["State"].split()[0] not in ("Z", "X"):
+                    found[int(entry)] = int(status["Uid"].split()[0])
+            except (OSError, ValueError, IndexError, KeyError):
+                pass
+    return found
+
+
+def processes_of(uid: int) -> list[int]:
+    """The live (not zombie) processes whose real uid is ``uid``."""
+    return [pid for pid, owner in uids_of_processes().items() if owner == uid]
+
+
+def lease_uid() -> int:
+    """An unprivileged uid no other worker on this machine holds, held until ``release_uid``.
+
+    The lease is an abstract unix socket named after the uid: exclusive on the
+    machine, and released by the kernel when the judge dies. A uid with a
+    passwd entry or with live processes (left by a judge that crashed) is skipped.
+    """
+    with _lease_lock:
+        _next[0] += 1
+        start = (os.getpid() * 131 + _next[0] * 17) % WORKER_UID_COUNT
+    for i in range(WORKER_UID_COUNT):
+        uid = WORKER_UID_BASE + (start + i) % WORKER_UID_COUNT
+        try:
+            pwd.getpwuid(uid)
+            continue
+        except KeyError:
+            pass
+        lease = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            lease.bind(f"\0autograd-lab-worker-uid-{uid}")
+        except OSError:
+            lease.close()
+            continue
+        if processes_of(uid):
+            lease.close()
+            continue
+        with _lease_lock:
+            _leases[uid] = lease
+        return uid
+    raise RuntimeError(f"no free worker uid in {WORKER_UID_BASE}-{WORKER_UID_BASE + WORKER_UID_COUNT - 1}")
+
+
+def release_uid(uid: int) -> None:
+    with _lease_lock:
+        lease = _leases.pop(uid, None)
+    if lease is not None:
+        lease.close()
+
+
+def kill_uid(uid: int, rounds: int = 200) -> bool:
+    """SIGKILL every process whose real uid is ``uid`` until none is left; True when none is.
+
+    Each process is signalled through a pidfd opened before its uid is read
+    again, so a pid reused by another process is never signalled.
+    """
+    for _ in range(rounds):
+        pids = processes_of(uid)
+        if not pids:
+            return True
+        for pid in pids:
+            signal_if_uid(pid, uid, signal.SIGKILL)
+        time.sleep(0.005)
+    return not processes_of(uid)
+
+
+def signal_if_uid(pid: int, uid: int | None, sig: int) -> None:
+    """Send ``sig`` to ``pid``, if it still runs as ``uid`` (any uid when None), race-free with a pidfd."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (OSError, AttributeError):
+        return
+    try:
+        if uid is not None:
+            with open(f"/proc/{pid}/status") as f:
+                owner = next((int(line.split()[1]) for line in f if line.startswith("Uid:")), None)
+            if owner != uid:
+                return
+        signal.pidfd_send_signal(fd, sig)
+    except (OSError, ValueError):
+        pass
+    finally:
+        os.close(fd)
+
+
+def sweep(uid: int) -> list[str]:
+    """Remove what ``uid`` left in the folders anyone may write to (/tmp and the like); the paths removed.
+
+    Run after every process of the uid is dead. Only folders the uid could
+    write to are entered: its own, and those writable by others.
+    """
+    removed: list[str] = []
+    for top in SHARED_FOLDERS:
+        _sweep(top, uid, removed, depth=0)
+    return removed
+
+
+def _sweep(folder: str, uid: int, removed: list[str], depth: int) -> None:
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if info.st_uid == uid:
+            if stat.S_ISDIR(info.st_mode):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+            removed.append(entry.path)
+        elif stat.S_ISDIR(info.st_mode) and info.st_mode & stat.S_IWOTH and depth < 6:
+            _sweep(entry.path, uid, removed, depth + 1)
+
+
+# ----- bubblewrap -----
 
 def _interpreter_paths() -> list[str]:
     found = []
@@ -114,9 +288,31 @@ def _interpreter_paths() -> list[str]:
     return found
 
 
-def _bubblewrap_prefix(layout: Layout) -> list[str]:
+def _package_folder(name: str) -> str | None:
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return os.path.realpath(list(spec.submodule_search_locations)[0])
+
+
+@functools.cache
+def _hidden(block_autodiff: bool) -> tuple[str, ...]:
+    """Folders under the bound interpreter paths that the worker must not see: the judge's packages where
+    installed beside the interpreter (not an editable checkout), and the autodiff libraries for the numpy tasks."""
+    bound = _interpreter_paths()
+    folders = [str(paths.SOLUTIONS), str(Path(__file__).resolve().parent)]
+    if block_autodiff:
+        folders += [f for f in map(_package_folder, AUTODIFF) if f]
+    return tuple(f for f in folders if any(f == b or f.startswith(b + os.sep) for b in bound))
+
+
+def _bubblewrap_prefix(layout: Layout, packages: tuple[str, ...], block_autodiff: bool) -> list[str]:
     argv = [BWRAP, "--die-with-parent", "--new-session", "--unshare-net", "--unshare-pid", "--unshare-ipc",
-            "--unshare-uts", "--unshare-cgroup-try", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+            "--unshare-uts", "--unshare-cgroup-try", "--proc", "/proc", "--dev", "/dev",
+            "--size", str(TMP_TMPFS_BYTES), "--perms", "1777", "--tmpfs", "/tmp"]
     for system in ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/alternatives"):
         argv += ["--ro-bind-try", system, system]
     for device in sorted(glob.glob("/dev/nvidia*")):  # the GPU, where there is one (task 6.2)
@@ -126,35 +322,74 @@ def _bubblewrap_prefix(layout: Layout) -> list[str]:
         for folder in reversed(Path(path).parents[:-1]):
             argv += ["--perms", "0755", "--dir", str(folder)]
         argv += ["--ro-bind", path, path]
-    argv += ["--perms", "0755", "--dir", str(SANDBOX),
-             "--ro-bind", str(layout.runtime), str(SANDBOX / "runtime"),
-             "--ro-bind", str(layout.packages), str(SANDBOX / "pkgs"),
-             "--bind", str(layout.work), str(SANDBOX / "work"),
-             "--chdir", str(SANDBOX / "work"), "--setenv", "HOME", str(SANDBOX / "work")]
+    for folder in _hidden(block_autodiff):
+        argv += ["--size", "4096", "--perms", "0555", "--tmpfs", folder]
+    argv += ["--perms", "0755", "--dir", str(SANDBOX), "--perms", "0755", "--dir", str(SANDBOX / "pkgs"),
+             "--ro-bind", str(layout.runtime), str(SANDBOX / "runtime")]
+    for name in packages:
+        argv += ["--ro-bind", str(layout.packages / name), str(SANDBOX / "pkgs" / name)]
+    argv += ["--size", str(WORK_TMPFS_BYTES), "--perms", "1777", "--tmpfs", str(SANDBOX / "work"),
+             "--chdir", str(SANDBOX / "work"), "--setenv", "HOME", str(SANDBOX / "work"),
+             "--setenv", "TMPDIR", str(SANDBOX / "work")]
     return argv
 
 
-def wrap(argv: list[str], layout: Layout, isolation: Isolation) -> list[str]:
-    """The command that starts ``argv`` (a Python command) under ``isolation``."""
+def wrap(argv: list[str], layout: Layout, isolation: Isolation, packages: tuple[str, ...], uid: int | None,
+         block_autodiff: bool) -> list[str]:
+    """The command that starts ``argv`` (a Python command) under ``isolation``, seeing only ``packages``."""
     if not isolation.bubblewrap:
         return argv
-    prefix = _bubblewrap_prefix(layout)
-    if isolation.uid is None:
+    prefix = _bubblewrap_prefix(layout, packages, block_autodiff)
+    if uid is None:
         return [*prefix, "--", *argv]
     # bubblewrap runs as root; inside, drop to the worker's uid before any student code exists.
-    drop = (f"import os; os.setgroups([]); os.setgid({isolation.uid}); os.setuid({isolation.uid}); "
+    drop = (f"import os; os.setgroups([]); os.setgid({uid}); os.setuid({uid}); "
             f"os.execv({argv[0]!r}, {argv!r})")
     return [*prefix, "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", sys.executable, "-I", "-S", "-c", drop]
 
 
-def drop_privileges(isolation: Isolation):
-    """What the child runs before exec when no sandbox drops it: setgid/setuid to the worker's uid."""
-    if isolation.bubblewrap or isolation.uid is None:
+# ----- dropping privileges without bubblewrap -----
+
+_PR_SET_KEEPCAPS, _PR_SET_NO_NEW_PRIVS, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_RAISE = 8, 38, 47, 2
+_CAP_DAC_READ_SEARCH = 2
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def drop_privileges(isolation: Isolation, uid: int | None):
+    """What the child runs before exec when no sandbox drops it: setgid/setuid to the worker's uid (keeping
+    CAP_DAC_READ_SEARCH, as an ambient capability, where the interpreter is unreachable otherwise).
+
+    Everything is prepared here, before the fork: the child only makes system calls.
+    """
+    if isolation.bubblewrap or uid is None:
         return lambda: None
+    libc = ctypes.CDLL(None, use_errno=True)
+    prctl, capset = libc.prctl, libc.capset
+    header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)()
+    keep = 1 << _CAP_DAC_READ_SEARCH
+    data[0].effective = data[0].permitted = data[0].inheritable = keep
 
     def drop() -> None:
+        if prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+        if isolation.reads_all and prctl(_PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_KEEPCAPS)")
         os.setgroups([])
-        os.setgid(isolation.uid)
-        os.setuid(isolation.uid)
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+        if isolation.reads_all:
+            if capset(ctypes.byref(header), data) != 0:
+                raise OSError(ctypes.get_errno(), "capset")
+            if prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_RAISE, _CAP_DAC_READ_SEARCH, 0, 0) != 0:
+                raise OSError(ctypes.get_errno(), "prctl(PR_CAP_AMBIENT_RAISE)")
 
     return drop

@@ -1,10 +1,19 @@
-"""The judge's handle on one worker subprocess: start it with limits, ask, time, kill.
+"""The judge's handle on the worker subprocesses: start them with limits, ask, time, kill.
 
-The worker is ``python -I`` in its own session (so its whole process group can
+A worker is ``python -I`` in its own session (so its whole process group can
 be killed), stdin from /dev/null, stdout and stderr to size-capped files, a
-scratch working directory and a scrubbed environment. Requests and answers
-travel over two pipes (``graders.worker.protocol``). A worker that dies or
-misses its deadline is killed; the next request starts a fresh one.
+working directory of its own and a scrubbed environment (no CI variables, no
+judge paths). Requests and answers travel over two pipes
+(``graders.worker.protocol``). A worker that dies or misses its deadline is
+killed, with everything it started; the next request starts a fresh one.
+
+One ``Worker`` runs one process per *group*: the package a request names (a
+hybrid of ``graders.layout``) and the reference part the verb grades over, if
+any. A process sees and imports only the packages of its group, so student
+code never shares a process with the reference of the module it is graded on,
+nor with the packages of the other tasks. Run as root, each process runs as
+an unprivileged uid of its own (``sandbox.lease_uid``); when it stops, every
+process of that uid is killed and what it left in /tmp and the like removed.
 """
 
 from __future__ import annotations
@@ -16,26 +25,34 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import sandbox
 from .layout import Layout
 from .worker import protocol
 
-KEPT_ENV = ("PATH", "LANG", "LC_ALL", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
-            # CUDA's driver and runtime (task 6.2) read these where a GPU is present.
-            "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")
+KEPT_ENV = ("LANG", "LC_ALL", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+# CUDA's driver and runtime (task 6.2) read these where a GPU is present.
+GPU_ENV = ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")
+WORKER_PATH = "/usr/local/bin:/usr/bin:/bin"  # never the judge's PATH: it names the judge's folders
 THREADS_ENV = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 LOG_LIMIT = 1 << 20
+POLL_SECONDS = 0.2  # how often a judge waiting for an answer checks that the worker still runs
+# The packages whose student module may import torch (contract.md); every other worker refuses it.
+TORCH_PACKAGES = ("sub_torch_loop",)
+# Verbs that grade student code over a part of the reference (graders.layout.REFERENCE_PARTS).
+REFERENCE_PART_OF_VERB = {"fit_history": "ref_epochs", "fit_resume": "ref_epochs"}
+_PR_SET_PDEATHSIG = 1
 
 
 @dataclass(frozen=True)
 class Limits:
     cpu_seconds: int = 120
-    address_space: int = 8 * 2**30
-    file_size: int = 64 * 2**20
-    processes: int = 256
+    address_space: int = 4 * 2**30  # a worker that imports torch peaks below 1 GiB
+    file_size: int = 16 * 2**20  # every file it writes, its stdout and stderr included
+    processes: int = 256  # per worker uid (as root) or per uid (otherwise)
 
     @classmethod
     def for_this_machine(cls) -> Limits:
@@ -48,6 +65,25 @@ class Limits:
         return cls(address_space=resource.RLIM_INFINITY) if reference.cuda_available() else cls()
 
 
+def group_of(verb: str, args: dict) -> tuple[str, ...]:
+    """The packages the process answering ``verb`` sees: the one it names, and the reference part it grades over."""
+    package = args.get("package")
+    packages = (package,) if isinstance(package, str) and package else ()
+    part = REFERENCE_PART_OF_VERB.get(verb)
+    if verb == "op_backward" and args.get("isolate_unbroadcast"):
+        part = "ref_unbroadcast"
+    return packages + ((part,) if part else ())
+
+
+def refused(packages: tuple[str, ...]) -> dict[str, str]:
+    """What a process serving ``packages`` may not import, and why."""
+    names = dict.fromkeys(sandbox.JUDGE_PACKAGES, "a submission cannot import the graders or the reference")
+    if not set(packages) & set(TORCH_PACKAGES):
+        names.update(dict.fromkeys(sandbox.AUTODIFF, "only torch_loop.py may import torch or another "
+                                                     "autodiff library (contract.md)"))
+    return names
+
+
 class WorkerDied(Exception):
     """The worker exited or broke the protocol before answering."""
 
@@ -56,10 +92,11 @@ class WorkerTimedOut(Exception):
     """The worker did not answer within the request's deadline."""
 
 
-def _launcher(runtime, packages, request_fd: int, response_fd: int, preload: tuple[str, ...]) -> list[str]:
-    code = (f"import sys; sys.path.insert(0, {str(runtime)!r}); "
-            f"from worker.main import serve; serve({request_fd}, {response_fd}, {str(packages)!r}, {preload!r})")
-    return [sys.executable, "-I", "-c", code]
+def _launcher(runtime, packages, request_fd: int, response_fd: int, preload: tuple[str, ...],
+              refuse: dict[str, str]) -> list[str]:
+    code = (f"import sys; sys.path.insert(0, {str(runtime)!r}); from worker.main import serve; "
+            f"serve({request_fd}, {response_fd}, {str(packages)!r}, {preload!r}, {refuse!r})")
+    return [sys.executable, "-I", "-B", "-c", code]
 
 
 def _become_subreaper() -> bool:
@@ -100,88 +137,179 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
+# Every live worker process of this judge (any Worker, any thread): never mistaken for an orphan.
+_live: set[int] = set()
+_live_lock = threading.Lock()
+
+
+def _preexec(limits: Limits, drop):
+    values = [(resource.RLIMIT_CPU, limits.cpu_seconds), (resource.RLIMIT_AS, limits.address_space),
+              (resource.RLIMIT_FSIZE, limits.file_size), (resource.RLIMIT_NPROC, limits.processes),
+              (resource.RLIMIT_CORE, 0)]
+
+    import ctypes
+
+    prctl = ctypes.CDLL(None).prctl  # looked up before the fork: the child only makes system calls
+
+    def run() -> None:
+        for which, value in values:
+            resource.setrlimit(which, (value, value))
+        drop()
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # die with the judge (after the uid change clears it)
+
+    return run
+
+
+@dataclass
+class _Process:
+    """One worker process: the packages it serves, its pipes, its uid."""
+
+    key: str
+    packages: tuple[str, ...]
+    popen: subprocess.Popen
+    to_worker: int
+    from_worker: int
+    uid: int | None
+    before: set[int] = field(default_factory=set)
+
+
 class Worker:
     def __init__(self, layout: Layout, limits: Limits | None = None, isolation: sandbox.Isolation | None = None,
                  preload: tuple[str, ...] = ()):
         self.layout, self.limits = layout, limits or Limits.for_this_machine()
         self.preload = preload
-        self.isolation = isolation or sandbox.Isolation(bubblewrap=False, uid=None)
+        self.isolation = isolation or sandbox.Isolation(bubblewrap=False)
         sandbox.prepare(layout, self.isolation)
-        self.process: subprocess.Popen | None = None
+        self._processes: dict[str, _Process] = {}
+        self._current: str | None = None
+        self._started: set[str] = set()
         self.starts = 0
         self.last_cpu_seconds = 0.0
+        self.swept: list[str] = []  # what workers left in /tmp and the like, removed
         self._subreaper = _become_subreaper()
 
-    # ----- life cycle -----
-    def start(self) -> None:
-        request_read, request_write = os.pipe()
-        response_read, response_write = os.pipe()
-        env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
-        iso = self.isolation
-        env.update(THREADS_ENV, HOME=str(iso.work(self.layout)), PYTHONHASHSEED="0", MPLBACKEND="Agg")
-        preload = self.preload if self.starts == 0 else ()  # a restarted worker imports only what it is asked
-        argv = sandbox.wrap(_launcher(iso.runtime(self.layout), iso.packages(self.layout), request_read,
-                                      response_write, preload), self.layout, iso)
-        self._drop = sandbox.drop_privileges(iso)
-        self._before = set(_children(os.getpid()))
-        with open(self.layout.log / "stdout", "ab") as out, open(self.layout.log / "stderr", "ab") as err:
-            self.process = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=self.layout.work, env=env,
-                pass_fds=(request_read, response_write), start_new_session=True,
-                preexec_fn=self._apply_limits,
-            )
-        os.close(request_read)
-        os.close(response_write)
-        self._to_worker, self._from_worker = request_write, response_read
-        self.starts += 1
+    @property
+    def process(self) -> subprocess.Popen | None:
+        """The process that answered (or failed) the last request; None once it was stopped."""
+        current = self._processes.get(self._current)
+        return current.popen if current else None
 
-    def _apply_limits(self) -> None:
-        limits = self.limits
-        for which, value in ((resource.RLIMIT_CPU, limits.cpu_seconds), (resource.RLIMIT_AS, limits.address_space),
-                             (resource.RLIMIT_FSIZE, limits.file_size), (resource.RLIMIT_NPROC, limits.processes),
-                             (resource.RLIMIT_CORE, 0)):
-            resource.setrlimit(which, (value, value))
-        self._drop()
+    # ----- life cycle -----
+    def start(self, packages: tuple[str, ...] | None = None) -> None:
+        """Start the process for ``packages`` now; by default the one that preloads torch, if any."""
+        if packages is None:
+            if not self.preload:
+                return
+            packages = TORCH_PACKAGES[:1]
+        key = "+".join(packages) or "none"
+        if key not in self._processes:
+            self._start(packages)
+
+    def _start(self, packages: tuple[str, ...]) -> _Process:
+        key = "+".join(packages) or "none"
+        iso, layout = self.isolation, self.layout
+        uid = sandbox.lease_uid() if iso.drop else None
+        try:
+            if not iso.bubblewrap:
+                sandbox.prepare_work(iso.work(layout, key), uid)
+            may_torch = bool(set(packages) & set(TORCH_PACKAGES))
+            # A restarted worker imports only what it is asked; only the torch_loop package preloads torch.
+            preload = self.preload if may_torch and key not in self._started else ()
+            request_read, request_write = os.pipe()
+            response_read, response_write = os.pipe()
+            env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
+            if glob.glob("/dev/nvidia*"):
+                env.update({k: os.environ[k] for k in GPU_ENV if k in os.environ})
+            work = str(iso.work(layout, key))
+            env.update(THREADS_ENV, PATH=WORKER_PATH, HOME=work, TMPDIR=work, PYTHONHASHSEED="0", MPLBACKEND="Agg")
+            argv = sandbox.wrap(_launcher(iso.runtime(layout), iso.packages(layout, packages), request_read,
+                                          response_write, preload, refused(packages)),
+                                layout, iso, packages, uid, block_autodiff=not may_torch)
+            preexec = _preexec(self.limits, sandbox.drop_privileges(iso, uid))
+            with _live_lock:
+                before = set(_children(os.getpid()))
+                with open(layout.log / f"{key}.stdout", "wb") as out, open(layout.log / f"{key}.stderr", "wb") as err:
+                    try:
+                        popen = subprocess.Popen(
+                            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                            cwd=layout.work if iso.bubblewrap else work, env=env,
+                            pass_fds=(request_read, response_write), start_new_session=True, preexec_fn=preexec)
+                    finally:
+                        os.close(request_read)
+                        os.close(response_write)
+                _live.add(popen.pid)
+        except BaseException:
+            if uid is not None:
+                sandbox.release_uid(uid)
+            raise
+        process = _Process(key, packages, popen, request_write, response_read, uid, before)
+        self._processes[key] = process
+        self._started.add(key)
+        self.starts += 1
+        return process
 
     def stop(self) -> None:
-        """Kill the worker's whole process group, anything it left behind, and close the pipes."""
-        if self.process is None:
-            return
-        leftovers = _descendants(self.process.pid)
-        try:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        self._kill(leftovers)
-        self.process.wait()
-        self._reap_orphans()
-        for fd in (self._to_worker, self._from_worker):
-            os.close(fd)
-        self.process = None
+        """Stop every worker process: kill each whole process group, anything it left behind, and close the pipes."""
+        for key in list(self._processes):
+            self._stop(key)
 
-    @staticmethod
-    def _kill(pids) -> None:
-        for pid in pids:
+    def _stop(self, key: str) -> None:
+        process = self._processes.pop(key, None)
+        if process is None:
+            return
+        pid = process.popen.pid
+        leftovers: list[int] = []
+        if process.popen.poll() is None:  # not reaped yet, so its pid (and group id) is still its own
+            leftovers = _descendants(pid)  # bubblewrap's own second process among them (root, in our group)
             try:
-                os.kill(pid, signal.SIGKILL)
+                os.killpg(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+            for child in leftovers:
+                sandbox.signal_if_uid(child, None, signal.SIGKILL)
+        process.popen.wait()
+        with _live_lock:
+            _live.discard(pid)
+        for child in leftovers:  # those reparented to us, the subreaper: reap them, or they stay zombies
+            try:
+                os.waitpid(child, 0)
+            except ChildProcessError:
+                pass
+        if process.uid is not None:
+            sandbox.kill_uid(process.uid)
+        self._reap_orphans(process)
+        for fd in (process.to_worker, process.from_worker):
+            os.close(fd)
+        if process.uid is not None:
+            if not self.isolation.bubblewrap:
+                self.swept += sandbox.sweep(process.uid)
+            sandbox.release_uid(process.uid)
 
-    def _reap_orphans(self) -> None:
-        """Kill and reap processes that a dead worker left (a setsid daemon reparents to us, the subreaper)."""
+    def _reap_orphans(self, process: _Process) -> None:
+        """Kill and reap processes that a dead worker left (a setsid daemon reparents to us, the subreaper):
+        with a worker uid, the judge's children of that uid; else its children that are no worker's and
+        were not there before this one started."""
         if not self._subreaper:
             return
+        parents = _parents()
+        owners = sandbox.uids_of_processes(zombies=True) if process.uid is not None else {}
         for _ in range(100):
-            orphans = [pid for pid in _children(os.getpid()) if pid not in self._before]
+            with _live_lock:
+                children = [pid for pid, parent in parents.items() if parent == os.getpid()]
+                if process.uid is not None:
+                    orphans = [pid for pid in children if owners.get(pid) == process.uid]
+                else:
+                    orphans = [pid for pid in children if pid not in process.before and pid not in _live]
             if not orphans:
                 return
             for pid in orphans:
-                self._kill([pid])
+                sandbox.signal_if_uid(pid, process.uid, signal.SIGKILL)
                 try:
                     os.waitpid(pid, 0)
                 except ChildProcessError:
                     pass
+            parents = _parents()
+            owners = sandbox.uids_of_processes(zombies=True) if process.uid is not None else {}
 
     def __enter__(self) -> Worker:
         return self
@@ -191,41 +319,53 @@ class Worker:
 
     # ----- requests -----
     def request(self, verb: str, args: dict, timeout: float, *, measure_cpu: bool = False) -> dict:
-        """Send one request; the worker's reply ({"ok": ...} or {"error": ...}).
+        """Send one request to the process of its group; the worker's reply ({"ok": ...} or {"error": ...}).
 
         With ``measure_cpu``, ``last_cpu_seconds`` is the CPU time the worker's
         processes spent on it, read from the kernel. Raises WorkerDied or
-        WorkerTimedOut; either way the worker is stopped and the next request
+        WorkerTimedOut; either way that process is stopped and the next request
         starts a fresh one.
         """
-        if self.process is None:
-            self.start()
+        packages = group_of(verb, args)
+        key = "+".join(packages) or "none"
+        self._current = key
+        process = self._processes.get(key) or self._start(packages)
         deadline = time.monotonic() + timeout
-        cpu_before = self._cpu_seconds() if measure_cpu else 0.0
+        cpu_before = self._cpu_seconds(process) if measure_cpu else 0.0
         try:
-            protocol.write_all(self._to_worker, protocol.encode({"verb": verb, "args": args}))
-            reply = protocol.decode(self._reader(deadline))
+            protocol.write_all(process.to_worker, protocol.encode({"verb": verb, "args": args}))
+            reply = protocol.decode(self._reader(process.from_worker, deadline, process.popen))
         except WorkerTimedOut:
-            self.stop()
+            self._stop(key)
             raise
-        except (EOFError, BrokenPipeError, protocol.ProtocolError) as error:
-            self.stop()
+        except (EOFError, OSError, protocol.ProtocolError) as error:
+            self._stop(key)
             raise WorkerDied(str(error)) from None
-        self.last_cpu_seconds = self._cpu_seconds() - cpu_before if measure_cpu else 0.0
+        self.last_cpu_seconds = self._cpu_seconds(process) - cpu_before if measure_cpu else 0.0
         if not isinstance(reply, dict) or not ({"ok"} == set(reply) or {"error"} == set(reply)):
-            self.stop()
+            self._stop(key)
             raise WorkerDied("the worker answered with a malformed reply")
         return reply
 
-    def _reader(self, deadline: float):
-        fd = self._from_worker
+    @staticmethod
+    def _reader(fd: int, deadline: float, popen: subprocess.Popen):
+        """``read_exactly`` over the response pipe, until ``deadline``. A worker that exited counts as gone
+        at once, even while something it started still holds the pipe open (no EOF would ever come)."""
+
+        def wait_readable() -> None:
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise WorkerTimedOut()
+                if select.select([fd], [], [], min(remaining, POLL_SECONDS))[0]:
+                    return
+                if popen.poll() is not None and not select.select([fd], [], [], 0)[0]:
+                    raise EOFError(f"the worker exited (status {popen.returncode})")
 
         def read_exactly(n: int) -> bytes:
             chunks, left = [], n
             while left:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
-                    raise WorkerTimedOut()
+                wait_readable()
                 chunk = os.read(fd, min(left, 1 << 20))
                 if not chunk:
                     raise EOFError("the worker exited")
@@ -235,26 +375,25 @@ class Worker:
 
         return read_exactly
 
-    def _cpu_seconds(self) -> float:
+    def _cpu_seconds(self, process: _Process) -> float:
         """CPU time the worker's process tree has used, from the kernel (not from the worker's word)."""
-        if self.process is None:
-            return 0.0
-        pids = [self.process.pid] + (_descendants(self.process.pid) if self.isolation.bubblewrap else [])
+        pid = process.popen.pid
+        pids = [pid] + (_descendants(pid) if self.isolation.bubblewrap else [])
         total = 0
-        for pid in pids:
+        for each in pids:
             try:
-                with open(f"/proc/{pid}/schedstat") as f:
+                with open(f"/proc/{each}/schedstat") as f:
                     total += int(f.read().split()[0])
             except (OSError, ValueError, IndexError):
                 pass
         return total / 1e9
 
     def last_words(self) -> str:
-        """The last line the worker wrote to stderr, for a crash message (at most 200 characters)."""
+        """The last line the last-asked worker wrote to stderr, for a crash message (at most 200 characters)."""
         try:
-            with open(self.layout.log / "stderr", "rb") as f:
+            with open(self.layout.log / f"{self._current}.stderr", "rb") as f:
                 f.seek(max(0, f.seek(0, os.SEEK_END) - 4096))
-                lines = f.read().decode(errors="replace").strip().splitlines()
+                lines = f.read(4096).decode(errors="replace").strip().splitlines()
         except OSError:
             return ""
         return lines[-1][:200] if lines else ""

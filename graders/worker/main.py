@@ -9,6 +9,7 @@ graded module beside the reference for the rest).
 from __future__ import annotations
 
 import importlib
+import importlib.abc
 import os
 import sys
 
@@ -46,9 +47,28 @@ def _answer(request: dict) -> dict:
         return {"error": claims.describe_exception(error, (_PACKAGE_ROOT,))}
 
 
-def serve(request_fd: int, response_fd: int, package_root: str, preload: tuple[str, ...] = ()) -> None:
+class Refuse(importlib.abc.MetaPathFinder):
+    """Refuses to import the named top-level packages (and their submodules), saying why.
+
+    Student code can take it off ``sys.meta_path``: it stops the plain
+    ``import torch`` of a numpy module; bubblewrap also hides the files.
+    """
+
+    def __init__(self, names: dict[str, str]):
+        self.names = names
+
+    def find_spec(self, fullname, path=None, target=None):
+        why = self.names.get(fullname.partition(".")[0])
+        if why is not None:
+            raise ModuleNotFoundError(f"No module named {fullname!r} here: {why}", name=fullname)
+        return None
+
+
+def serve(request_fd: int, response_fd: int, package_root: str, preload: tuple[str, ...] = (),
+          refuse: dict[str, str] | None = None) -> None:
     """Answer requests until the judge closes the channel. ``preload`` names modules to import
-    first (torch, while the judge is busy importing its own), before any student code runs."""
+    first (torch, while the judge is busy importing its own), before any student code runs;
+    ``refuse`` maps top-level package names that student code may not import to the reason."""
     global _PACKAGE_ROOT
     _PACKAGE_ROOT = package_root
     for name in preload:
@@ -59,6 +79,9 @@ def serve(request_fd: int, response_fd: int, package_root: str, preload: tuple[s
     sys.path.insert(0, package_root)
     sys.setrecursionlimit(1000)
     from . import verbs_data, verbs_loop, verbs_optim, verbs_tensor, verbs_torch  # noqa: F401 - they register verbs
+
+    if refuse:
+        sys.meta_path.insert(0, Refuse(refuse))
 
     read = protocol.fd_reader(request_fd)
     while True:

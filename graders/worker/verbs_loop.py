@@ -184,7 +184,9 @@ def _reference_epochs(package):
     train = module(package, "train")
     name = f"{package}._reference_train"
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, module("ref", "train").__file__)
+        from .main import _PACKAGE_ROOT
+
+        spec = importlib.util.spec_from_file_location(name, os.path.join(_PACKAGE_ROOT, "ref_epochs", "train.py"))
         sys.modules[name] = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(sys.modules[name])
     reference = sys.modules[name]
