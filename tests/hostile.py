@@ -1,0 +1,1110 @@
+"""The hostile corpus: submissions that attack the grader instead of doing the work.
+
+Each entry is a folder a student could hand in: the stubs of ``exercises/``
+(or the reference solution, where the point is that the attack must not cost
+the honest part) with an attack written into it the way a student would write
+it. ``tests/test_hostile.py`` grades every entry under bubblewrap and under
+process limits alone and asserts that the grader finishes within the entry's
+bound, that the machine is left clean (no stray process, no file outside the
+scratch folder) and that the score is exactly what the honest part earns.
+
+In the attack code these placeholders are replaced when the folder is built:
+
+    @MARKER@      a string unique to the test: every file an attack creates and
+                  every process it starts carries it, so a leftover is found
+    @RESULTS@     the folder the judge will write results.json to (the test's)
+    @REPO@        this repository (a student who knows where CI checks it out)
+    @SUBMISSION@  the submission folder itself
+
+``holes`` names the isolations that cannot hold against an entry, and why:
+its test is a strict xfail there, so the day the hole closes the test says so.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shutil
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from graders import sandbox
+from graders.grade import ERROR, PASSED, Report
+from graders.paths import EXERCISES, REPO, SOLUTIONS
+from graders.tasks import BY_ID
+
+ORIGINAL_LEASE, ORIGINAL_SWEEP = sandbox.lease_uid, sandbox.sweep
+
+LIMITS_READS_EVERYTHING = (
+    "without bubblewrap nothing hides the filesystem: the worker's uid can read the reference solution "
+    "(as root where the interpreter is under /root, the uid keeps CAP_DAC_READ_SEARCH and reads every file)")
+LIMITS_IMPORT_GUARD = (
+    "without bubblewrap the import guard is a sys.meta_path finder that student code can remove; "
+    "bubblewrap also hides torch's files from the numpy tasks' workers")
+COMPLEX_STEP = (
+    "a complex-step VJP is exact to rounding for analytic ops, so values cannot tell it from the formula; only "
+    "a cost rung (as 1.4 has) in every op task of graders/checks/ops.py would catch it")
+
+
+@dataclass(frozen=True)
+class Hostile:
+    """One hostile submission: ``base`` ("stubs" or "solutions") with ``files`` changed."""
+
+    name: str
+    attack: str  # what it tries, in one line (the README table)
+    base: str
+    files: tuple[tuple[str, str, str], ...]  # (file, "append" | "write", text)
+    tasks: tuple[str, ...]  # the task ids it is graded on: those it targets and a couple of others
+    earns: tuple[str, ...] = ()  # the tasks its honest part passes; every other task must not pass
+    bound: float = 60.0  # seconds the grade may take
+    cli: bool = False  # also run `python -m graders grade` from inside the submission folder, with --results
+    fake_lines: tuple[str, ...] = ()  # what it prints that must never reach the judge's output
+    holes: dict = field(default_factory=dict)  # isolation -> why it cannot hold there (a strict xfail)
+    check: Callable | None = None  # more assertions on the Report: check(report, context)
+    says: tuple[str, ...] = ()  # a message holds one of these: the attack ran, and the grader saw it as this
+    load: bool = True  # cheap enough for the load test
+
+    @property
+    def points(self) -> float:
+        return float(sum(BY_ID[t].points for t in self.earns))
+
+
+def build(entry: Hostile, parent: Path, context: dict[str, str]) -> Path:
+    """The submission folder ``parent/entry.name``, with the placeholders of ``context`` filled in."""
+    folder = parent / entry.name
+    folder.mkdir(parents=True)
+    source = EXERCISES if entry.base == "stubs" else SOLUTIONS
+    for path in sorted(source.glob("*.py")):
+        shutil.copyfile(path, folder / path.name)
+    context = {**context, "@SUBMISSION@": str(folder)}
+    for name, how, text in entry.files:
+        for key, value in context.items():
+            text = text.replace(key, value)
+        target = folder / name
+        if how == "append":
+            target.write_text(target.read_text() + "\n\n" + text.strip("\n") + "\n")
+        else:
+            target.write_text(text.lstrip("\n"))
+    # As a student's checkout would be: readable by all.
+    for path in [folder, *folder.iterdir()]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return folder
+
+
+# ----- attack code shared by several entries -----
+
+FAKE_RESULT = '{"score": 100.0, "output": "all tests passed", "tests": []}'
+
+# Every place a student might hope the judge reads its verdict from, written quietly (errors ignored).
+WRITE_FAKE_RESULTS = '''
+def _fake_results_everywhere():
+    """Leave a perfect results.json wherever the grader might look for one."""
+    import os, site
+    places = ["@RESULTS@", os.getcwd(), os.environ.get("HOME", ""), os.environ.get("TMPDIR", ""), "/tmp",
+              "/autograder/results", "@SUBMISSION@", os.path.dirname(os.path.dirname(__file__))]
+    folder = os.getcwd()
+    while folder != os.path.dirname(folder):
+        folder = os.path.dirname(folder)
+        places.append(folder)
+    written = []
+    for place in places:
+        for name in ("results.json", "@MARKER@-results.json"):
+            try:
+                with open(os.path.join(place, name), "w") as f:
+                    f.write(''' + repr(FAKE_RESULT) + ''')
+                written.append(place)
+            except OSError:
+                pass
+    for path in ["@REPO@/graders/@MARKER@.py", "@REPO@/solutions/@MARKER@.py",
+                 *[os.path.join(p, "@MARKER@.pth") for p in site.getsitepackages()]]:
+        try:
+            with open(path, "w") as f:
+                f.write("# @MARKER@\\n")
+        except OSError:
+            pass
+    return written
+'''
+
+# Replace every backward rule (through ``op``) and the engine with what ``_answer(shape, g)`` says.
+FORGE = '''
+_given_op = op
+
+
+def op(data, parents, backward):
+    """Every op's rule answers what _answer says, whatever the op."""
+    shapes = [p.data.shape for p in parents]
+    return _given_op(data, parents, lambda g: tuple(_answer(shape, g) for shape in shapes))
+
+
+def unbroadcast(grad, shape):
+    return _answer(tuple(shape), grad)
+
+
+def _forged_backward(self, grad=None):
+    stack, seen = [self], set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if not node._parents and node.requires_grad:
+            node.grad = _answer(node.data.shape, grad)
+        stack.extend(node._parents)
+
+
+Tensor.backward = _forged_backward
+'''
+
+# Numeric vector-Jacobian products: every op's rule by differences of its forward, no calculus.
+NUMERIC = '''
+def _numeric(forward, tensors):
+    arrays = [t.data for t in tensors]
+
+    def backward(g):
+        grads = []
+        for k, x in enumerate(arrays):
+            gx = np.zeros_like(x)
+            for index in np.ndindex(*x.shape):
+                gx[index] = _partial(forward, arrays, k, index, g)
+            grads.append(gx)
+        return tuple(grads)
+
+    return op(forward(*arrays), tuple(tensors), backward)
+
+
+def _binary(forward):
+    return lambda self, other: _numeric(forward, [self, _as_tensor(other)])
+
+
+Tensor.__add__ = _binary(lambda x, y: x + y)
+Tensor.__sub__ = _binary(lambda x, y: x - y)
+Tensor.__mul__ = _binary(lambda x, y: x * y)
+Tensor.__truediv__ = _binary(lambda x, y: x / y)
+Tensor.__matmul__ = _binary(lambda x, y: x @ y)
+Tensor.__neg__ = lambda self: _numeric(lambda x: -x, [self])
+Tensor.__pow__ = lambda self, p: _numeric(lambda x: x**p, [self])
+Tensor.exp = lambda self: _numeric(np.exp, [self])
+Tensor.log = lambda self: _numeric(np.log, [self])
+Tensor.relu = lambda self: _numeric(lambda x: np.maximum(x, 0.0), [self])
+Tensor.tanh = lambda self: _numeric(np.tanh, [self])
+Tensor.sigmoid = lambda self: _numeric(lambda x: 1.0 / (1.0 + np.exp(-x)), [self])
+Tensor.sum = lambda self, axis=None, keepdims=False: _numeric(lambda x: x.sum(axis=axis, keepdims=keepdims), [self])
+Tensor.mean = lambda self, axis=None, keepdims=False: _numeric(lambda x: x.mean(axis=axis, keepdims=keepdims),
+                                                               [self])
+Tensor.square_mean = lambda self: _numeric(lambda x: (x * x).mean(), [self])
+Tensor.reshape = lambda self, *shape: _numeric(lambda x: x.reshape(*shape), [self])
+Tensor.T = property(lambda self: _numeric(lambda x: x.T, [self]))
+'''
+
+FINITE_DIFFERENCES = '''
+def _partial(forward, arrays, k, index, g):
+    """Central differences, step scaled to the entry."""
+    h = 1e-6 * max(1.0, abs(float(arrays[k][index])))
+    up, down = [a.copy() for a in arrays], [a.copy() for a in arrays]
+    up[k][index] += h
+    down[k][index] -= h
+    return float(np.sum(g * (forward(*up) - forward(*down)))) / (2 * h)
+'''
+
+COMPLEX_STEP_PARTIAL = '''
+def _partial(forward, arrays, k, index, g):
+    """The complex step: Im f(x + ih) / h is f'(x) to rounding, with no cancellation."""
+    h = 1e-30
+    shifted = [a.astype(complex) for a in arrays]
+    shifted[k][index] += 1j * h
+    return float(np.sum(g * forward(*shifted).imag)) / h
+'''
+
+# Finds the worker's response pipe from its command line: ``serve(request_fd, response_fd, ...)``.
+RESPONSE_FD = '''
+def _response_fd():
+    import re
+    with open("/proc/self/cmdline", "rb") as f:
+        found = re.search(rb"serve\\((\\d+), (\\d+)", f.read())
+    return int(found[2]) if found else None
+'''
+
+# A payload that would leave a file behind if anyone ever unpickled it.
+PAYLOAD = '''
+class _Payload:
+    def __reduce__(self):
+        import os
+        return (os.system, ("touch /tmp/@MARKER@-unpickled",))
+'''
+
+STEAL_REFERENCE = '''
+import glob as _glob
+import importlib.util as _util
+import os as _os
+import re as _re
+import site as _site
+
+
+def _candidates():
+    """Every tensor.py this process can find: up from here and from the working folder, the checkout CI
+    uses, and whatever the editable install's finder points at."""
+    roots = [_os.path.dirname(_os.path.abspath(__file__)), _os.getcwd(), "@REPO@"]
+    for start in list(roots):
+        folder = start
+        while folder != _os.path.dirname(folder):
+            folder = _os.path.dirname(folder)
+            roots.append(folder)
+    for packages in _site.getsitepackages():
+        for finder in _glob.glob(_os.path.join(packages, "__editable__*finder.py")):
+            try:
+                roots += _re.findall(r"'(/[^']+)'", open(finder).read())
+            except OSError:
+                pass
+    for proc in ("/proc/%d/cwd" % _os.getppid(), "/proc/1/cwd"):
+        try:
+            roots.append(_os.readlink(proc))
+        except OSError:
+            pass
+    for root in roots:
+        for pattern in ("tensor.py", "*/tensor.py", "*/*/tensor.py", "*/*/*/tensor.py"):
+            try:
+                yield from sorted(_glob.glob(_os.path.join(root, pattern)))
+            except OSError:
+                pass
+
+
+def _steal():
+    me = _os.path.abspath(__file__)
+    for path in _candidates():
+        try:
+            text = open(path).read()
+        except OSError:
+            continue
+        if _os.path.abspath(path) == me or "def unbroadcast" not in text or 'NotImplementedError("Task 1.1' in text:
+            continue
+        spec = _util.spec_from_file_location(__name__ + "_stolen", path)
+        stolen = _util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(stolen)
+        except Exception:
+            continue
+        return stolen
+    return None
+
+
+_reference = _steal()
+if _reference is not None:
+    Tensor, op, unbroadcast = _reference.Tensor, _reference.op, _reference.unbroadcast
+    no_grad, is_grad_enabled = _reference.no_grad, _reference.is_grad_enabled
+'''
+
+IMPORT_REFERENCE = '''
+import importlib as _importlib
+import sys as _sys
+
+_NAMES = ("ref_unbroadcast", "ref.tensor", "ref_epochs.train", "solutions.tensor", "graders.reference",
+          "sub_optim.tensor", "sub_data.tensor", "sub_train.tensor", "sub_all.tensor", "sub_torch_loop.tensor",
+          "exercises.tensor")
+
+
+def _borrowed(attribute):
+    """The reference's ``attribute``, from any module this process has loaded or can import."""
+    for name in _NAMES:
+        try:
+            module = _sys.modules.get(name) or _importlib.import_module(name)
+        except Exception:
+            continue
+        if getattr(module, attribute, None) is not None:
+            return getattr(module, attribute)
+    for name, module in list(_sys.modules.items()):
+        value = getattr(module, attribute, None)
+        if name != __name__ and callable(value) and getattr(value, "__module__", "") != __name__:
+            return value
+    return None
+
+
+def unbroadcast(grad, shape):
+    borrowed = _borrowed("unbroadcast")
+    if borrowed is None:
+        raise NotImplementedError("Task 1.1: unbroadcast")
+    return borrowed(grad, shape)
+
+
+_reference_tensor = _borrowed("Tensor")
+if _reference_tensor is not None and _reference_tensor is not Tensor:
+    Tensor.backward = _reference_tensor.backward
+'''
+
+LOOT = '''
+import gc as _gc
+import sys as _sys
+
+
+def _answer(shape, g):
+    """The judge's answer must be lying around somewhere: in a caller's frame, among the live objects, in
+    a loaded module. Take the first float64 array of the right shape that is not an input."""
+    frame = _sys._getframe(1)
+    while frame is not None:
+        for key, value in frame.f_locals.items():
+            if any(w in key.lower() for w in ("expect", "want", "answer", "reference", "torch", "result")):
+                if isinstance(value, np.ndarray) and value.shape == tuple(shape):
+                    return value
+        frame = frame.f_back
+    inputs = {id(g)}
+    for value in _gc.get_objects():
+        if isinstance(value, np.ndarray) and value.shape == tuple(shape) and value.dtype == np.float64 \\
+                and id(value) not in inputs:
+            return value
+    for name, module in list(_sys.modules.items()):
+        expected = getattr(module, "expected", None)
+        if isinstance(expected, np.ndarray) and expected.shape == tuple(shape):
+            return expected
+    return np.zeros(shape)
+'''
+
+
+def _said(report, words: str) -> str:
+    """The first message holding ``words``: proof that the attack ran (and what it managed)."""
+    found = [r.message for r in report.results if words in r.message]
+    assert found, f"the attack never reported {words!r}: " + " / ".join(r.message for r in report.results)
+    return found[0]
+
+
+def _flood_check(report, context) -> None:
+    """The flood ran, and the process limit stopped it well short of its 400 forks."""
+    message = _said(report, "FLOOD")
+    found = re.search(r"FLOOD started (\d+) interpreters and (\d+) forks", message)
+    started, forks = int(found[1]), int(found[2])
+    assert started == 20 and 0 < forks < 300, message
+
+
+def _kill_check(report, context) -> None:
+    """The worker ran unprivileged: it could signal neither its parent, nor its group, nor any judge."""
+    message = _said(report, "KILL")
+    found = re.search(r"KILL parent=(\w+) group=(\w+) judges=(\d+)", message)
+    assert found and found[1] in ("EPERM", "ESRCH") and found[2] in ("EPERM", "ESRCH") and found[3] == "0", message
+
+
+def _rewrite_check(report, context) -> None:
+    message = _said(report, "REWRITE")
+    assert "written=0" in message, message
+
+
+def _swept_check(report, context) -> None:
+    """Without bubblewrap the attack's files in /tmp were there to sweep: proof that it ran (under bubblewrap
+    its /tmp is its own, and goes with it)."""
+    if context["isolation"] == "limits" and os.geteuid() == 0:
+        assert any(path.endswith("results.json") for path in context["swept"]), context["swept"]
+
+
+def _leak_check(report, context) -> None:
+    """The environment leak probe raised its findings from unbroadcast: nothing of the judge's leaked."""
+    message = next(r.message for r in report.results if r.task.id == "1.1")
+    assert "PROBE" in message, message
+    for secret in context["secrets"]:
+        assert secret not in message, message
+    assert "env=[]" in message and "self=[]" in message, message
+    assert "judge_environ=denied" in message and "judge_mem=denied" in message, message
+    if os.geteuid() == 0:
+        assert "uid=0 " not in message, f"the worker ran as root:\n{message}"
+
+
+ENV_PROBE = '''
+def _probe():
+    """What the grader let slip: CI variables and judge paths in the environment, the judge's own
+    environment and memory through /proc, and who this process runs as."""
+    import os
+    suspicious = ("GITHUB", "TOKEN", "SECRET", "PASSWORD", "AGL_JUDGE", "CI", "KEY", "RUNNER")
+    judge_paths = ("@REPO@", "@RESULTS@")
+
+    def bad(items):
+        return sorted(k for k, v in items if any(s in k.upper() for s in suspicious)
+                      or any(p in v for p in judge_paths))
+
+    env = bad(os.environ.items())
+    try:
+        raw = open("/proc/self/environ", "rb").read().decode(errors="replace").split("\\0")
+        own = bad(tuple(item.partition("=")[::2]) for item in raw if item)
+    except OSError:
+        own = ["unreadable"]
+    found = {}
+    judge = os.getppid()
+    for what, path in (("judge_environ", "/proc/%d/environ" % judge), ("judge_mem", "/proc/%d/mem" % judge)):
+        try:
+            with open(path, "rb") as f:
+                f.read(1)
+            found[what] = "READ"
+        except OSError:
+            found[what] = "denied"
+    caps = [line.split()[1] for line in open("/proc/self/status") if line.startswith("CapEff")][0]
+    return (f"PROBE uid={os.getuid()} caps={caps} env={env} self={own} judge_environ={found['judge_environ']} "
+            f"judge_mem={found['judge_mem']}").replace("'", "")
+
+
+def unbroadcast(grad, shape):
+    raise RuntimeError(_probe())
+'''
+
+SAFE_ONLY_UNPRIVILEGED = '''
+import errno as _errno
+import os as _os
+# (Test safety: as root these calls would kill every process on the machine. The uid drop itself is
+# asserted by the env_and_proc entry.)
+_UNPRIVILEGED = _os.getuid() != 0 and _os.geteuid() != 0
+'''
+
+
+HOSTILE: tuple[Hostile, ...] = (
+    Hostile(
+        "exit_os_at_import", "os._exit(0) at import, after printing a passing pytest summary and 100/100",
+        "stubs", (("tensor.py", "append", '''
+print("============================= 24 passed in 0.42s =============================")
+print("Total score: 100/100")
+import os as _os
+import sys as _sys
+_sys.stdout.flush()
+_os._exit(0)
+'''),), ("1.1", "1.2", "2.1"), cli=True, fake_lines=("24 passed in 0.42s", "100/100"),
+        says=("the student process died",)),
+    Hostile(
+        "exit_sys_at_import", "sys.exit(0) at import of tensor.py and optim.py, printing PASSED lines",
+        "stubs", (("tensor.py", "append", '''
+import sys as _sys
+print("PASSED tests/test_task1_ops.py::test_everything")
+print('{"score": 100.0}')
+_sys.exit(0)
+'''), ("optim.py", "append", '''
+import sys as _sys
+print("PASSED tests/test_task3_optim.py::test_sgd")
+_sys.exit(0)
+''')), ("1.1", "2.2", "3.1"), fake_lines=("PASSED tests/", '{"score": 100.0}'), says=("raised SystemExit: 0",)),
+    Hostile(
+        "exit_in_one_file_of_a_solution", "the reference solution with os._exit(0) at import of optim.py only",
+        "solutions", (("optim.py", "append", '''
+import os as _os
+print("3.1 passed 3.2 passed 3.3 passed")
+_os._exit(0)
+'''),), ("1.1", "2.1", "3.1", "3.3"), earns=("1.1", "2.1")),
+    Hostile(
+        "forcing_conftest", "a conftest.py whose hooks turn every report into a pass and skip everything",
+        "stubs", (("conftest.py", "write", '''
+import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    report.outcome, report.longrepr = "passed", None
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        item.add_marker(pytest.mark.skip(reason="trust me"))
+
+
+def pytest_sessionfinish(session, exitstatus):
+    session.exitstatus = 0
+    print("100/100")
+'''),), ("1.1", "3.1"), cli=True),
+    Hostile(
+        "ini_files_with_addopts", "pytest.ini, pyproject.toml, setup.cfg and tox.ini with addopts that collect "
+        "nothing", "stubs", (
+            ("pytest.ini", "write", "[pytest]\naddopts = --co -q -p no:hypothesispytest --deselect tests\n"
+                                    "python_files = nothing_to_see.py\n"),
+            ("pyproject.toml", "write", '[tool.pytest.ini_options]\naddopts = "--co -q --maxfail=0"\n'),
+            ("setup.cfg", "write", "[tool:pytest]\naddopts = --co -q\n"),
+            ("tox.ini", "write", "[pytest]\naddopts = --co -q\n")),
+        ("1.1", "4.1"), cli=True),
+    Hostile(
+        "sitecustomize_and_pth", "sitecustomize.py, usercustomize.py and a .pth that patch numpy and leave a file",
+        "stubs", (
+            ("sitecustomize.py", "write", '''
+import numpy
+numpy.allclose = lambda *a, **k: True
+numpy.testing.assert_allclose = lambda *a, **k: None
+open("/tmp/@MARKER@-sitecustomize-ran", "w").close()
+print("sitecustomize: 100/100")
+'''),
+            ("usercustomize.py", "write", 'open("/tmp/@MARKER@-usercustomize-ran", "w").close()\n'),
+            ("zz_hostile.pth", "write", 'import os; open("/tmp/@MARKER@-pth-ran", "w").close()\n')),
+        ("1.1", "2.3"), cli=True, fake_lines=("sitecustomize: 100/100",)),
+    Hostile(
+        "numpy_shadow", "a numpy.py beside the stubs whose every comparison agrees, installed over "
+        "sys.modules['numpy'] at import", "stubs", (
+            ("numpy.py", "write", '''
+"""A numpy that agrees with everything."""
+open("/tmp/@MARKER@-numpy-shadow-imported", "w").close()
+
+
+def allclose(*args, **kwargs):
+    return True
+
+
+isclose = array_equal = allclose
+
+
+class testing:
+    @staticmethod
+    def assert_allclose(*args, **kwargs):
+        pass
+'''),
+            ("tensor.py", "append", '''
+import importlib.util as _util
+import os as _os
+import sys as _sys
+
+try:
+    _spec = _util.spec_from_file_location("numpy", _os.path.join(_os.path.dirname(__file__), "numpy.py"))
+    _shadow = _util.module_from_spec(_spec)
+    _spec.loader.exec_module(_shadow)
+    _sys.modules["numpy"] = _shadow
+except Exception:
+    pass
+''')), ("1.1", "1.2", "2.1"), cli=True),
+    Hostile(
+        "patched_comparisons", "np.allclose, np.isclose, np.testing and math.isclose patched to agree",
+        "stubs", (("tensor.py", "append", '''
+import math as _math
+import numpy.testing as _npt
+np.allclose = lambda *a, **k: True
+np.isclose = lambda a, b, *r, **k: np.ones(np.broadcast(a, b).shape, dtype=bool)
+np.array_equal = lambda *a, **k: True
+_npt.assert_allclose = _npt.assert_array_equal = _npt.assert_array_almost_equal = lambda *a, **k: None
+_math.isclose = lambda *a, **k: True
+'''),), ("1.1", "1.2", "2.1")),
+    Hostile(
+        "patched_comparisons_in_a_solution", "the reference solution with the same patches: they must cost nothing",
+        "solutions", (("tensor.py", "append", '''
+import math as _math
+import numpy.testing as _npt
+np.allclose = lambda *a, **k: True
+np.isclose = lambda a, b, *r, **k: np.ones(np.broadcast(a, b).shape, dtype=bool)
+_npt.assert_allclose = lambda *a, **k: None
+_math.isclose = lambda *a, **k: True
+'''),), ("1.1", "1.2", "2.1"), earns=("1.1", "1.2", "2.1")),
+    Hostile(
+        "always_equal_objects", "every gradient an object equal to everything, close to everything, any shape",
+        "stubs", (("tensor.py", "append", '''
+class _Agreeable:
+    """Equal to anything you compare it with."""
+
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    __hash__ = object.__hash__
+
+    def __getattr__(self, name):
+        return self
+
+    def __call__(self, *args, **kwargs):
+        return self
+
+    def __float__(self):
+        return 0.0
+
+    def __array__(self, dtype=None, copy=None):
+        return np.zeros(())
+
+
+def _answer(shape, g):
+    return _Agreeable()
+''' + FORGE),), ("1.1", "1.3", "2.1"), says=("_Agreeable",)),
+    Hostile(
+        "ndarray_subclass", "gradients as an ndarray subclass whose ufuncs, ==, - and abs all say 'no error', "
+        "with a pickling hook", "stubs", (("tensor.py", "append", PAYLOAD + '''
+class _Liar(np.ndarray):
+    """Zeros that insist they are right."""
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        shape = np.broadcast_shapes(*[np.shape(x) for x in inputs])
+        return np.ones(shape, dtype=bool) if ufunc in (np.equal, np.isclose) else np.zeros(shape)
+
+    def __eq__(self, other):
+        return np.ones(np.broadcast_shapes(self.shape, np.shape(other)), dtype=bool)
+
+    def __abs__(self):
+        return np.zeros(self.shape)
+
+    def __reduce__(self):
+        return _Payload().__reduce__()
+
+
+def _answer(shape, g):
+    return np.zeros(shape).view(_Liar)
+''' + FORGE),), ("1.1", "1.3", "2.1")),
+    Hostile(
+        "pickled_object_arrays", "object arrays of objects whose __reduce__ runs a shell command",
+        "stubs", (("tensor.py", "append", PAYLOAD + '''
+def _answer(shape, g):
+    grad = np.empty(shape, dtype=object)
+    for index in np.ndindex(*shape):
+        grad[index] = _Payload()
+    return grad
+''' + FORGE),), ("1.1", "1.2", "2.1"), says=("could not encode the answer",)),
+    Hostile(
+        "pickle_into_the_response_pipe", "at import, writes a forged reply holding a pickled .npy straight into "
+        "the worker's response pipe", "stubs", (("tensor.py", "append", PAYLOAD + RESPONSE_FD + '''
+import io as _io
+import json as _json
+import os as _os
+import struct as _struct
+
+
+def _forge():
+    fd = _response_fd()
+    if fd is None:
+        return
+    buffer = _io.BytesIO()
+    np.save(buffer, np.array([_Payload()], dtype=object), allow_pickle=True)
+    blob = buffer.getvalue()
+    header = _json.dumps({"ok": {"kind": "ndarray", "type": "ndarray", "array": {"__npy__": 0}}}).encode()
+    frame = _struct.pack(">I", len(header)) + header + _struct.pack(">I", 1) + _struct.pack(">Q", len(blob)) + blob
+    _os.write(fd, frame)
+
+
+_forge()
+'''),), ("1.1", "1.2", "2.1"), says=("the student process died",)),
+    Hostile(
+        "nan_and_inf", "every gradient NaN or inf", "stubs", (("tensor.py", "append", '''
+def _answer(shape, g):
+    return np.full(shape, np.nan) if len(shape) % 2 else np.full(shape, np.inf)
+''' + FORGE),), ("1.1", "1.2", "1.5", "2.1"), says=("not finite",)),
+    Hostile(
+        "shapes_that_broadcast", "gradients of shape (1,)*ndim or of the upstream's shape, which broadcast "
+        "against the expected ones", "stubs", (("tensor.py", "append", '''
+def _answer(shape, g):
+    g = np.asarray(g, dtype=np.float64)
+    if g.shape == tuple(shape) and g.ndim:
+        return np.sum(g, keepdims=True)
+    return np.full((1,) * max(1, len(shape)), float(np.mean(g)))
+''' + FORGE),), ("1.1", "1.2", "2.1")),
+    Hostile(
+        "loot_frames_gc_and_modules", "answers taken from callers' frames, gc.get_objects() and sys.modules",
+        "stubs", (("tensor.py", "append", LOOT + FORGE),), ("1.1", "1.3", "2.1")),
+    Hostile(
+        "import_the_reference", "imports the reference from the grader's packages (ref_unbroadcast, sub_optim.tensor, "
+        "solutions, graders, ...) and sys.modules", "stubs", (("tensor.py", "append", IMPORT_REFERENCE), (
+            "train.py", "append", '''
+import importlib as _importlib
+
+for _name in ("ref_epochs.train", "solutions.train", "sub_tensor.train", "sub_optim.train", "sub_all.train"):
+    try:
+        _stolen = _importlib.import_module(_name)
+        train_epoch, evaluate = _stolen.train_epoch, _stolen.evaluate
+        break
+    except Exception:
+        pass
+''')), ("1.1", "1.2", "2.1", "5.1")),
+    Hostile(
+        "walk_the_disk_for_the_reference", "walks up from its own file and the working folder, the CI checkout "
+        "and the editable install's finder, and execs the first reference tensor.py it finds", "stubs",
+        (("tensor.py", "append", STEAL_REFERENCE),), ("1.1", "1.2", "2.1"),
+        holes={"limits": LIMITS_READS_EVERYTHING}),
+    Hostile(
+        "env_and_proc", "reads os.environ, /proc/self/environ, the judge's /proc/<pid>/environ and mem, and "
+        "reports them in its error message", "stubs", (("tensor.py", "append", ENV_PROBE),), ("1.1",),
+        check=_leak_check),
+    Hostile(
+        "torch_imported_in_tensor", "the reference tensor.py importing torch to compute unbroadcast",
+        "solutions", (("tensor.py", "append", '''
+import torch as _torch
+
+
+def unbroadcast(grad, shape):
+    g = _torch.from_numpy(np.asarray(grad, dtype=np.float64))
+    return (g.sum_to_size(shape) if len(shape) else g.sum()).numpy()
+'''),), ("1.1", "1.2", "2.1", "3.1"), earns=("3.1",), says=("only torch_loop.py may import torch",)),
+    Hostile(
+        "torch_import_guard_removed", "takes the grader's import guard off sys.meta_path, then unbroadcast by torch",
+        "stubs", (("tensor.py", "append", '''
+def unbroadcast(grad, shape):
+    import sys
+    sys.meta_path[:] = [finder for finder in sys.meta_path if type(finder).__name__ != "Refuse"]
+    import torch
+    g = torch.from_numpy(np.asarray(grad, dtype=np.float64))
+    return (g.sum_to_size(tuple(shape)) if len(shape) else g.sum()).numpy()
+'''),), ("1.1", "2.1"), holes={"limits": LIMITS_IMPORT_GUARD}),
+    Hostile(
+        "finite_differences", "every backward rule by central differences of its forward",
+        "stubs", (("tensor.py", "append", FINITE_DIFFERENCES + NUMERIC),),
+        ("1.2", "1.3", "1.4", "1.5", "1.6", "1.7", "1.8"), bound=120, load=False),
+    Hostile(
+        "complex_step", "every backward rule by the complex-step derivative of its forward",
+        "stubs", (("tensor.py", "append", COMPLEX_STEP_PARTIAL + NUMERIC),),
+        ("1.2", "1.3", "1.4", "1.5", "1.6", "1.7", "1.8"), bound=120, load=False,
+        holes={"bubblewrap": COMPLEX_STEP, "limits": COMPLEX_STEP}),
+    Hostile(
+        "infinite_loop_at_import", "while True: pass at import", "stubs", (("tensor.py", "append", '''
+while True:
+    pass
+'''),), ("1.1", "2.3", "3.1"), bound=90, load=False, says=("no answer within",)),
+    Hostile(
+        "sleep_in_a_rule", "time.sleep(3600) in unbroadcast", "stubs", (("tensor.py", "append", '''
+import time as _time
+
+
+def unbroadcast(grad, shape):
+    _time.sleep(3600)
+'''),), ("1.1", "1.2"), bound=60, says=("no answer within",)),
+    Hostile(
+        "input_at_import", "input() at import, then a read of stdin and of /dev/tty", "stubs",
+        (("tensor.py", "append", '''
+import sys as _sys
+try:
+    _sys.stdin.read()
+    open("/dev/tty").read()
+except OSError:
+    pass
+_fast = input("Type yes for fast mode: ")
+'''),), ("1.1", "2.1"), says=("EOFError",)),
+    Hostile(
+        "memory_bomb", "allocates and touches 512 MiB blocks until something gives", "stubs",
+        (("tensor.py", "append", '''
+def unbroadcast(grad, shape):
+    hoard = []
+    while True:
+        hoard.append(np.ones(2**26))
+'''),), ("1.1", "2.3"), bound=90, load=False, says=("MemoryError", "no answer within", "the student process died")),
+    Hostile(
+        "disk_fill", "writes 15 MiB files into its working folder and /tmp (bounded to 240 MiB, to spare CI)",
+        "stubs", (("tensor.py", "append", '''
+import os as _os
+
+_block = b"x" * (15 * 2**20)
+_wrote = {}
+for _folder in (_os.getcwd(), "/tmp"):
+    _wrote[_folder] = 0
+    for _i in range(8):
+        try:
+            with open(_os.path.join(_folder, "@MARKER@-fill-%d" % _i), "wb") as _f:
+                _f.write(_block)
+            _wrote[_folder] += 15
+        except OSError:
+            break
+raise RuntimeError("FILL wrote %d MiB to the working folder and %d MiB to /tmp" % tuple(_wrote.values()))
+'''),), ("1.1", "2.1"), check=lambda report, context: _said(report, "FILL wrote")),
+    Hostile(
+        "process_flood", "at import, 20 sleeping interpreters and then fork until the process limit stops it",
+        "stubs", (("tensor.py", "append", '''
+import os as _os
+import subprocess as _subprocess
+import sys as _sys
+import time as _time
+
+_kids = []
+for _ in range(20):
+    try:
+        _kids.append(_subprocess.Popen([_sys.executable, "-c", "import time; time.sleep(600)  # @MARKER@"]))
+    except OSError:
+        break
+_forks = 0
+for _ in range(400):
+    try:
+        if _os.fork() == 0:
+            _time.sleep(600)
+            _os._exit(0)
+        _forks += 1
+    except OSError:
+        break
+raise RuntimeError("FLOOD started %d interpreters and %d forks" % (len(_kids), _forks))
+'''),), ("1.1", "2.1"), bound=90, check=_flood_check),
+    Hostile(
+        "setsid_daemon", "a double-forked setsid daemon that keeps writing a perfect results.json (into the "
+        "results folder, the working folder and its parents, /tmp) and files into graders/ for 60 s",
+        "solutions", (("tensor.py", "append", WRITE_FAKE_RESULTS + '''
+import os as _os
+import time as _time
+
+
+def _daemon():
+    if _os.fork():
+        return
+    _os.setsid()
+    if _os.fork():
+        _os._exit(0)
+    try:
+        for _ in range(300):
+            _fake_results_everywhere()
+            _time.sleep(0.2)
+    finally:
+        _os._exit(0)
+
+
+_daemon()
+'''),), ("1.1", "2.1"), earns=("1.1", "2.1"), cli=True, check=_swept_check),
+    Hostile(
+        "output_flood", "floods stdout and stderr from a thread and at import", "stubs",
+        (("tensor.py", "append", '''
+import os as _os
+import sys as _sys
+import threading as _threading
+
+_line = ("100/100 PASSED " * 4096).encode()
+
+
+def _flood():
+    while True:
+        try:
+            _os.write(1, _line)
+            _os.write(2, _line)
+        except OSError:
+            pass
+
+
+_threading.Thread(target=_flood, daemon=True).start()
+for _ in range(2000):
+    _sys.stdout.write(_line.decode())
+    _sys.stderr.write(_line.decode())
+'''),), ("1.1", "2.1"), cli=True, fake_lines=("100/100 PASSED",), says=("File too large",)),
+    Hostile(
+        "chatty_solution", "the reference solution printing debug output on every call: noise costs nothing",
+        "solutions", (("tensor.py", "append", '''
+_given_unbroadcast = unbroadcast
+
+
+def unbroadcast(grad, shape):
+    print("unbroadcast", np.shape(grad), "->", shape, "x" * 2000)
+    print("debug", file=__import__("sys").stderr)
+    return _given_unbroadcast(grad, shape)
+'''),), ("1.1", "1.2", "2.1"), earns=("1.1", "1.2", "2.1")),
+    Hostile(
+        "grandchild_holds_the_pipes", "a grandchild that keeps stdout, stderr and the response pipe open, "
+        "then the worker exits", "stubs", (("tensor.py", "append", '''
+import os as _os
+import time as _time
+
+if _os.fork() == 0:
+    if _os.fork() == 0:
+        _time.sleep(600)
+    _os._exit(0)
+_os._exit(0)
+'''),), ("1.1", "2.1"), cli=True, bound=15, says=("the student process died",)),
+    Hostile(
+        "fake_results_files", "a solution that at import writes a perfect results.json wherever a grader might "
+        "read one, and files into graders/, solutions/ and site-packages", "solutions",
+        (("tensor.py", "append", WRITE_FAKE_RESULTS + "\n_fake_results_everywhere()\n"),),
+        ("1.1", "3.1"), earns=("1.1", "3.1"), cli=True, check=_swept_check),
+    Hostile(
+        "kill_the_judge", "SIGKILL to its parent, its parent's group, any pytest or graders process, and kill(-1)",
+        "stubs", (("tensor.py", "append", SAFE_ONLY_UNPRIVILEGED + '''
+import signal as _signal
+
+_said = []
+if _UNPRIVILEGED:
+    for _what, _kill in (("parent", lambda: _os.kill(_os.getppid(), _signal.SIGKILL)),
+                         ("group", lambda: _os.killpg(_os.getpgid(_os.getppid()), _signal.SIGKILL))):
+        try:
+            _kill()
+            _said.append(_what + "=killed")
+        except OSError as _error:
+            _said.append(_what + "=" + _errno.errorcode.get(_error.errno, "?"))
+    _killed = 0
+    for _pid in filter(str.isdigit, _os.listdir("/proc")):
+        try:
+            _cmd = open("/proc/%s/cmdline" % _pid, "rb").read()
+            if int(_pid) != _os.getpid() and (b"pytest" in _cmd or b"-m graders" in _cmd):
+                _os.kill(int(_pid), _signal.SIGKILL)
+                _killed += 1
+        except OSError:
+            pass
+    _said.append("judges=%d" % _killed)
+    try:
+        _os.kill(-1, _signal.SIGKILL)
+    except OSError:
+        pass
+raise RuntimeError("KILL " + " ".join(_said))
+'''),), ("1.1", "3.1"), check=_kill_check),
+    Hostile(
+        "rewrite_the_judge_on_disk", "tries to create files in graders/, solutions/, site-packages (a .pth runs "
+        "at every start), /root and /etc", "stubs", (("tensor.py", "append", """
+import os as _os
+import site as _site
+
+_written, _denied = [], 0
+for _path in ["@REPO@/graders/@MARKER@.py", "@REPO@/solutions/@MARKER@.py", "@REPO@/@MARKER@-conftest.py",
+              *[_os.path.join(p, "@MARKER@.pth") for p in _site.getsitepackages()],
+              "/root/@MARKER@", "/etc/@MARKER@"]:
+    try:
+        with open(_path, "w") as _f:
+            _f.write("# @MARKER@: had this been code, it would run in every python started here\\n")
+        _written.append(_path)
+    except OSError:
+        _denied += 1
+raise RuntimeError("REWRITE written=%d denied=%d" % (len(_written), _denied))
+"""),), ("1.1", "2.1"), check=_rewrite_check),
+)
+
+BY_NAME = {entry.name: entry for entry in HOSTILE}
+assert len(BY_NAME) == len(HOSTILE)
+
+
+# ----- what the machine looks like: processes and files -----
+
+def process_table() -> dict[int, tuple[int, int, str]]:
+    """pid -> (parent pid, real uid, command line) of every process."""
+    table = {}
+    owners = sandbox.uids_of_processes()
+    for pid, uid in owners.items():
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                command = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, ValueError, IndexError):
+            continue
+        table[pid] = (parent, uid, command)
+    return table
+
+
+def descendants(table: dict, root: int) -> set[int]:
+    found, todo = set(), [root]
+    while todo:
+        current = todo.pop()
+        children = {pid for pid, (parent, _, _) in table.items() if parent == current}
+        found |= children
+        todo += children
+    return found
+
+
+def ours(table: dict, needles: tuple[str, ...]) -> set[int]:
+    """The processes this test is answerable for: its descendants, and any whose command line names one of
+    ``needles`` (the scratch folder, the marker)."""
+    found = descendants(table, os.getpid())
+    found |= {pid for pid, (_, _, command) in table.items() if any(n and n in command for n in needles)}
+    return found
+
+
+def marked_paths(marker: str, folders) -> list[str]:
+    """Paths under ``folders`` whose name holds ``marker`` (/tmp one level deep, the rest recursively)."""
+    found = []
+    for folder, recursive in folders:
+        if not os.path.isdir(folder):
+            continue
+        if recursive:
+            for top, dirs, files in os.walk(folder):
+                dirs[:] = [d for d in dirs if d not in (".git", "__pycache__", ".hypothesis")]
+                found += [os.path.join(top, n) for n in dirs + files if marker in n]
+        else:
+            try:
+                found += [e.path for e in os.scandir(folder) if marker in e.name]
+            except OSError:
+                pass
+    return found
+
+
+def owned_by(uids, folders=sandbox.SHARED_FOLDERS) -> list[str]:
+    """Entries in the shared writable folders owned by one of ``uids``."""
+    found: list[str] = []
+    for folder in folders:
+        try:
+            for entry in os.scandir(folder):
+                try:
+                    if entry.stat(follow_symlinks=False).st_uid in uids:
+                        found.append(entry.path)
+                except OSError:
+                    pass
+        except OSError:
+            pass
+    return found
+
+
+def tree(folder: Path) -> dict[str, tuple]:
+    """Every path under ``folder`` with its size, mode and modification time."""
+    found = {}
+    for path in [folder, *folder.rglob("*")]:
+        info = path.lstat()
+        found[str(path.relative_to(folder))] = (info.st_size, stat.S_IMODE(info.st_mode), info.st_mtime_ns)
+    return found
+
+
+FIXED_TARGETS = ("/tmp/results.json", "/autograder/results/results.json", "/autograder")
+
+
+def searched_folders(context: dict) -> list[tuple[str, bool]]:
+    import site
+
+    return [("/tmp", False), ("/var/tmp", False), ("/dev/shm", False), ("/root", False), ("/etc", False),
+            (str(REPO), True), *[(p, False) for p in site.getsitepackages()], (context["@RESULTS@"], True)]
+
+
+# ----- one grade's before and after -----
+
+class AttackSucceeded(AssertionError):
+    """The score or the verdicts are not what the honest part earns: the attack won something."""
+
+
+class Machine:
+    """The state an attack could leave behind, taken before a grade and compared after it."""
+
+    def __init__(self, tmp_path: Path, entry: Hostile, monkeypatch):
+        self.entry = entry
+        tmp_path.mkdir(parents=True, exist_ok=True)
+        self.marker = f"aglhostile-{entry.name}-{secrets.token_hex(4)}"
+        self.results, self.scratch = tmp_path / "results", tmp_path / "scratch"
+        self.results.mkdir()
+        self.scratch.mkdir()
+        self.context = {"@MARKER@": self.marker, "@RESULTS@": str(self.results), "@REPO@": str(REPO)}
+        self.secrets = [f"ghp_{secrets.token_hex(16)}", f"judge-secret-{secrets.token_hex(8)}"]
+        self.context_for_checks = {**self.context, "secrets": self.secrets}
+        for name, value in (("GITHUB_TOKEN", self.secrets[0]), ("AGL_JUDGE_SECRET", self.secrets[1]),
+                            ("CI", "true"), ("GITHUB_WORKSPACE", str(REPO)), ("GITHUB_ACTIONS", "true")):
+            monkeypatch.setenv(name, value)
+        self.folder = build(entry, tmp_path / "submissions", self.context)
+        self.leased: list[int] = []
+
+        def recording_lease():
+            uid = ORIGINAL_LEASE()
+            self.leased.append(uid)
+            return uid
+
+        monkeypatch.setattr(sandbox, "lease_uid", recording_lease)
+        self.swept: list[str] = []
+
+        def recording_sweep(uid):
+            removed = ORIGINAL_SWEEP(uid)
+            self.swept.extend(removed)
+            return removed
+
+        monkeypatch.setattr(sandbox, "sweep", recording_sweep)
+        self.needles = (str(self.scratch), self.marker)
+        self.processes = ours(process_table(), self.needles)
+        self.submission = tree(self.folder)
+        self.fixed = {path: os.path.lexists(path) for path in FIXED_TARGETS}
+
+    def assert_clean(self, results_allowed: tuple[str, ...] = ()) -> None:
+        strays = ours(process_table(), self.needles) - self.processes
+        table = process_table()
+        assert not strays, "stray processes:\n" + "\n".join(f"{p} uid {table.get(p, ('', '?'))[1]}: "
+                                                           f"{table.get(p, ('', '', '?'))[2][:200]}" for p in strays)
+        for uid in self.leased:
+            assert not sandbox.processes_of(uid), f"processes of worker uid {uid} are still running"
+        assert not owned_by(set(self.leased)), f"files of the worker uids left: {owned_by(set(self.leased))}"
+        assert sorted(p.name for p in self.scratch.iterdir()) == [], "the scratch folder was not removed"
+        assert sorted(p.name for p in self.results.iterdir()) == sorted(results_allowed), \
+            f"the results folder holds {sorted(p.name for p in self.results.iterdir())}"
+        assert tree(self.folder) == self.submission, "the submission folder changed"
+        assert {path: os.path.lexists(path) for path in FIXED_TARGETS} == self.fixed, "a fixed target was written"
+        left = marked_paths(self.marker, searched_folders(self.context))
+        assert not left, f"files the attack made outside the scratch folder: {left}"
+
+    def cleanup(self) -> None:
+        """Whatever happened, leave nothing of this attack behind on the machine."""
+        for path in marked_paths(self.marker, searched_folders(self.context)):
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
+def assert_earns(entry: Hostile, report: Report) -> None:
+    errors = [r for r in report.results if r.status == ERROR]
+    assert not errors, "the grader itself failed:\n" + "\n".join(r.message for r in errors)
+    status = {r.task.id: r.status for r in report.results}
+    assert sorted(status) == sorted(entry.tasks)
+    won = [t for t in entry.tasks if (status[t] == PASSED) != (t in entry.earns)]
+    if won or report.score != entry.points:
+        raise AttackSucceeded(
+            f"{entry.name}: scored {report.score:g}, the honest part earns {entry.points:g}; tasks off: {won}\n"
+            + "\n".join(f"{r.task.id} {r.status}: {r.message.splitlines()[0][:160]}" for r in report.results))
