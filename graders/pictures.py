@@ -58,21 +58,11 @@ def loss_data(report) -> dict | None:
 @functools.cache
 def reference_curve() -> tuple[float, ...]:
     """The reference solution's train_loss per epoch on the lesson's run (the run task 5.4 asks of the student)."""
-    import numpy as np
-
-    from solutions import data, nn, optim, train
+    from solutions.lesson import run_numpy
 
     from .checks.loop import LESSON  # imports torch: only when a curve is drawn
 
-    X, Y = data.make_sine_data()
-    rng = np.random.default_rng(LESSON["seed"])
-    hidden = LESSON["hidden"]
-    model = nn.Sequential(nn.Linear(1, hidden, rng=rng), nn.ReLU(), nn.Linear(hidden, 1, rng=rng))
-    loader = data.DataLoader(X, Y, batch_size=LESSON["batch_size"], shuffle=True,
-                             rng=np.random.default_rng(LESSON["seed"] + 1))
-    history = train.fit(model, loader, optim.SGD(model.parameters(), lr=LESSON["lr"]), nn.MSELoss(),
-                        LESSON["epochs"])
-    return tuple(float(v) for v in history["train_loss"])
+    return tuple(float(v) for v in run_numpy(seed=LESSON["seed"], epochs=LESSON["epochs"]))
 
 
 def loss_png(data: dict) -> bytes:

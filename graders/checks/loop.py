@@ -18,6 +18,7 @@ import torch
 from hypothesis import strategies as st
 
 from solutions import data as ref_data
+from solutions import lesson as ref_lesson
 from solutions import nn as ref_nn
 from solutions import optim as ref_optim
 from solutions import train as ref_train
@@ -385,7 +386,7 @@ def check_fit(ctx: Context, setup: Setup, epochs: int, *, with_val: bool, shuffl
     compare_params(ctx, answer["params"], model, f"after {epochs} epochs", inputs=inputs, source=source)
 
 
-LESSON = {"seed": 0, "hidden": 32, "batch_size": 32, "lr": 0.02, "epochs": 300}
+LESSON = {"seed": 0, "hidden": 32, "batch_size": ref_lesson.BATCH, "lr": ref_lesson.LR, "epochs": ref_lesson.EPOCHS}
 NOISE_FLOOR, BAR = 0.01, 0.015
 END_TO_END_TIMEOUT = 60.0
 END_TO_END_MODULES = ("tensor", "optim", "data", "train")
