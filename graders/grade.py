@@ -103,7 +103,8 @@ def grade(submission: Path, *, key: int | None = None, task_ids: tuple[str, ...]
         tasks = [task for task in TASKS if task_ids is None or task.id in task_ids]
         preload = ("torch",) if any(task.module == "torch_loop" for task in tasks) else ()
         with Worker(lay, isolation=chosen, preload=preload) as worker:
-            worker.start()  # it imports torch while the judge imports its checks (and torch)
+            # The workers start (one imports torch) while the judge imports its checks (and torch).
+            worker.start(tasks=tuple(task.id for task in tasks))
             load_all()
             results = [run_task(task, worker, lay, key) for task in tasks]
     finally:

@@ -44,6 +44,18 @@ POLL_SECONDS = 0.2  # how often a judge waiting for an answer checks that the wo
 TORCH_PACKAGES = ("sub_torch_loop",)
 # Verbs that grade student code over a part of the reference (graders.layout.REFERENCE_PARTS).
 REFERENCE_PART_OF_VERB = {"fit_history": "ref_epochs", "fit_resume": "ref_epochs"}
+# The groups each task's checks ask (see group_of), so that the judge can start their processes at once,
+# while it imports its own checks and torch. Only a hint: a group asked for and not running starts then.
+GROUPS_OF_TASK = {
+    **dict.fromkeys(("1.1", "1.4", "1.5", "1.6", "1.7", "1.8", "2.1", "2.2", "2.3", "2.4"), (("sub_tensor",),)),
+    **dict.fromkeys(("1.2", "1.3"), (("sub_tensor", "ref_unbroadcast"),)),
+    **dict.fromkeys(("3.1", "3.2", "3.3"), (("sub_optim",),)),
+    **dict.fromkeys(("4.1", "4.2"), (("sub_data",),)),
+    **dict.fromkeys(("5.1", "5.2", "5.3"), (("sub_train",),)),
+    "5.4": (("sub_train", "ref_epochs"), ("sub_all",)),
+    "5.5": (("sub_train", "ref_epochs"),),
+    **dict.fromkeys(("6.1", "6.2"), (TORCH_PACKAGES[:1],)),
+}
 _PR_SET_PDEATHSIG = 1
 
 
@@ -195,15 +207,15 @@ class Worker:
         return current.popen if current else None
 
     # ----- life cycle -----
-    def start(self, packages: tuple[str, ...] | None = None) -> None:
-        """Start the process for ``packages`` now; by default the one that preloads torch, if any."""
-        if packages is None:
-            if not self.preload:
-                return
-            packages = TORCH_PACKAGES[:1]
-        key = "+".join(packages) or "none"
-        if key not in self._processes:
-            self._start(packages)
+    def start(self, packages: tuple[str, ...] | None = None, *, tasks: tuple[str, ...] = ()) -> None:
+        """Start the process for ``packages`` now; by default the one that preloads torch, if any, and those
+        the checks of ``tasks`` will ask (GROUPS_OF_TASK), so that they start while the judge is busy."""
+        wanted = [packages] if packages is not None else [TORCH_PACKAGES[:1]] if self.preload else []
+        for task in tasks if packages is None else ():
+            wanted += [group for group in GROUPS_OF_TASK.get(task, ()) if group not in wanted]
+        for group in wanted:
+            if ("+".join(group) or "none") not in self._processes:
+                self._start(group)
 
     def _start(self, packages: tuple[str, ...]) -> _Process:
         key = "+".join(packages) or "none"
