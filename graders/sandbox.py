@@ -119,7 +119,8 @@ def choose(mode: str = "auto") -> Isolation:
         raise RuntimeError("bubblewrap was asked for, but `bwrap` is missing or cannot make a sandbox here "
                            "(Debian/Ubuntu: apt-get install bubblewrap)")
     drop = os.geteuid() == 0
-    reads_all = drop and not use_bwrap and not _reachable_by_others(Path(sys.executable).parent)
+    # Everything the interpreter needs: a venv's python is often a link into a prefix under /root.
+    reads_all = drop and not use_bwrap and not all(_reachable_by_others(Path(p)) for p in _interpreter_paths())
     return Isolation(use_bwrap, drop, reads_all)
 
 
