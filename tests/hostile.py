@@ -44,9 +44,7 @@ LIMITS_READS_EVERYTHING = (
 LIMITS_IMPORT_GUARD = (
     "without bubblewrap the import guard is a sys.meta_path finder that student code can remove; "
     "bubblewrap also hides torch's files from the numpy tasks' workers")
-COMPLEX_STEP = (
-    "a complex-step VJP is exact to rounding for analytic ops, so values cannot tell it from the formula; only "
-    "a cost rung (as 1.4 has) in every op task of graders/checks/ops.py would catch it")
+
 
 
 @dataclass(frozen=True)
@@ -733,8 +731,8 @@ def unbroadcast(grad, shape):
     Hostile(
         "complex_step", "every backward rule by the complex-step derivative of its forward",
         "stubs", (("tensor.py", "append", COMPLEX_STEP_PARTIAL + NUMERIC),),
-        ("1.2", "1.3", "1.4", "1.5", "1.6", "1.7", "1.8"), bound=120, load=False,
-        holes={"bubblewrap": COMPLEX_STEP, "limits": COMPLEX_STEP}),
+        # Values pass, so each of the seven tasks runs until its cost rung times out: slower than the rest.
+        ("1.2", "1.3", "1.4", "1.5", "1.6", "1.7", "1.8"), bound=300, load=False),
     Hostile(
         "infinite_loop_at_import", "while True: pass at import", "stubs", (("tensor.py", "append", '''
 while True:

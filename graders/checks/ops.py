@@ -114,6 +114,8 @@ CASES = (
     OpCase("1.8", "T", "a.T", lambda a: a.permute(tuple(reversed(range(a.ndim)))), _unary(), ([A], {}), "a.T reverses the axes: dL/da = g.T"),
 )
 
+CASES_BY_OP = {case.op: case for case in CASES}
+
 RELU_AT_ZERO = OpCase("1.6", "relu", "a.relu() at a = 0", torch.relu, _unary(), ([np.array([[-1.0, 0.0, 2.0]])], {}),
                       "PyTorch's rule: relu's gradient at exactly 0 is 0")
 
@@ -169,11 +171,12 @@ def _upstream(shape, rng_seed: int) -> np.ndarray:
 
 
 def check_ops(ctx: Context, cases, examples: int = EXAMPLES_PER_OP) -> None:
-    """The ladder for each op of a task: the friendly point, then Hypothesis's inputs."""
+    """The ladder for each op of a task: the friendly point, the cost on a large input, then Hypothesis's inputs."""
     for case in cases:
         operands, kwargs = case.fixed
         out_shape = np.shape(reference.vjp(case.torch, operands, kwargs)[0])
         check_case(ctx, case, operands, kwargs, _upstream(out_shape, 0), witness=True)
+    check_cost(ctx)  # before the many drawn examples, so a rule in disguise fails fast
 
     for case in cases:
         def one(drawn, case=case):
@@ -206,6 +209,64 @@ def unbroadcast(ctx: Context) -> None:
     ctx.forall(st.tuples(s.broadcast_targets(), st.integers(0, 2**16)), one, examples=100)
 
 
+@dataclass(frozen=True)
+class CostCase:
+    """One op of a task timed on a large input: its rule may cost a bounded multiple of its forward."""
+    op: str
+    text: str
+    operands: tuple
+    kwargs: dict
+    ratio: float
+    slack: float  # seconds, so a correct rule written with Python loops still passes
+    hint: str
+
+
+_RNG = np.random.default_rng(0)
+_BIG = np.round(_RNG.uniform(-1.0, 1.0, (300, 300)), 2)
+_SQUARE = _RNG.standard_normal((160, 160))
+HINT_FORMULA = "write the rule as a formula over whole arrays, not finite differences or a complex step per entry"
+COSTS = {
+    "1.2": CostCase("add", "a + b", (_BIG, _BIG[0]), {}, 200.0, 0.5, HINT_FORMULA),
+    "1.3": CostCase("mul", "a * b", (_BIG, _BIG), {}, 200.0, 0.5, HINT_FORMULA),
+    "1.4": CostCase("matmul", "a @ b", (_SQUARE, _SQUARE.T.copy()), {}, 25.0, 0.05,
+                    "use the formula (g @ b.T and a.T @ g), not finite differences"),
+    "1.5": CostCase("exp", "a.exp()", (_BIG,), {}, 200.0, 0.5, HINT_FORMULA),
+    "1.6": CostCase("tanh", "a.tanh()", (_BIG,), {}, 200.0, 0.5, HINT_FORMULA),
+    "1.7": CostCase("sum", "a.sum(axis=0)", (_BIG,), {"axis": 0}, 200.0, 0.5, HINT_FORMULA),
+    "1.8": CostCase("reshape", "a.reshape(-1)", (_BIG,), {"shape": [-1]}, 200.0, 0.5, HINT_FORMULA),
+}
+COST_REPEAT = 3
+
+
+def check_cost(ctx: Context) -> None:
+    """The last rung of an op task: backward may not be finite differences (or a complex step) in disguise.
+    Its CPU time on a large input, measured by the kernel, must stay within a multiple of the forward's."""
+    cost = COSTS[ctx.task.id]
+    wire, kwargs = _encode(list(cost.operands), cost.kwargs)
+    out_shape = np.shape(reference.vjp(CASES_BY_OP[cost.op].torch, list(cost.operands), _tuples(cost.kwargs))[0])
+    args = dict(package="sub_tensor", op=cost.op, operands=wire, kwargs=kwargs, upstream=np.ones(out_shape),
+                repeat=COST_REPEAT)
+    shapes = " and ".join(str(np.shape(a)) for a in cost.operands)
+    ctx.ask("op_cost", f"timing the forward of {cost.text}", phase="forward", measure_cpu=True, **args)
+    forward = max(ctx.worker.last_cpu_seconds, 1e-3)
+    limit = cost.ratio * forward + cost.slack
+    try:
+        reply = ctx.worker.request("op_cost", {**args, "phase": "backward"}, timeout=max(5.0, 4 * limit),
+                                   measure_cpu=True)
+        backward = ctx.worker.last_cpu_seconds if "ok" in reply else float("inf")
+    except (WorkerDied, WorkerTimedOut):
+        backward = float("inf")
+    head = msg.header(ctx.task, op=cost.text, shapes=shapes, limit=cost.ratio, hint=cost.hint)
+    if backward == float("inf"):
+        raise CheckFailed(msg.COSTLY_TIMEOUT.format(**head))
+    if backward > limit:
+        raise CheckFailed(msg.COSTLY.format(ratio=backward / forward, **head))
+
+
+def _tuples(kwargs: dict) -> dict:
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in kwargs.items()}
+
+
 @task("1.2")
 def add_sub_neg(ctx: Context) -> None:
     check_ops(ctx, cases_of("1.2"))
@@ -216,32 +277,9 @@ def mul_div(ctx: Context) -> None:
     check_ops(ctx, cases_of("1.3"))
 
 
-COST_SIZE, COST_REPEAT, COST_RATIO = 160, 5, 25.0
-
-
 @task("1.4")
 def matmul(ctx: Context) -> None:
     check_ops(ctx, cases_of("1.4"), examples=80)
-    # Cost: the rule must be the formula, not finite differences in disguise.
-    rng = np.random.default_rng(0)
-    a, b = rng.standard_normal((COST_SIZE, COST_SIZE)), rng.standard_normal((COST_SIZE, COST_SIZE))
-    wire, _ = _encode([a, b], {})
-    args = dict(package="sub_tensor", op="matmul", operands=wire, kwargs={}, upstream=np.ones_like(a),
-                repeat=COST_REPEAT)
-    ctx.ask("op_cost", "timing the forward of a @ b", phase="forward", measure_cpu=True, **args)
-    forward = max(ctx.worker.last_cpu_seconds, 1e-3)
-    limit = COST_RATIO * forward + 0.05
-    try:
-        reply = ctx.worker.request("op_cost", {**args, "phase": "backward"}, timeout=max(5.0, 4 * limit),
-                                   measure_cpu=True)
-        backward = ctx.worker.last_cpu_seconds if "ok" in reply else float("inf")
-    except (WorkerDied, WorkerTimedOut):
-        backward = float("inf")
-    if backward == float("inf"):
-        raise CheckFailed(msg.COSTLY_TIMEOUT.format(task="1.4", title=ctx.task.title, n=COST_SIZE, limit=COST_RATIO))
-    if backward > limit:
-        raise CheckFailed(msg.COSTLY.format(task="1.4", title=ctx.task.title, n=COST_SIZE,
-                                            ratio=backward / forward, limit=COST_RATIO))
 
 
 @task("1.5")
