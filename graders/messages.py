@@ -97,6 +97,9 @@ COSTLY_TIMEOUT = ("Task {task} ({title}): the backward rule of {op} on inputs of
 COSTLY = ("Task {task} ({title}): the backward rule of {op} on inputs of shape {shapes} took {ratio:.0f} times "
           "the forward's CPU time; at most {limit:g} is allowed.\n"
           "  hint: {hint}")
+GRADER_ERROR = ("Task {task} ({title}): the grader itself failed ({error}). "
+                "This is not your mistake: please tell your instructor.")
+TOTAL = "total {score:g}/{max_score:g} ({examples:,} Hypothesis examples{timing})"
 
 # ----- Tasks 3 and 4: the optimizers and the DataLoader -----
 ANSWER_INCOMPLETE = ("Task {task} ({title}): the answer about {doing} came back incomplete or malformed; "
