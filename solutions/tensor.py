@@ -356,7 +356,7 @@ class Tensor:
             g = grads.pop(id(node))
             if not node._parents:
                 if node.requires_grad:
-                    node.grad = g.copy() if node.grad is None else node.grad + g
+                    node.grad = np.array(g, dtype=np.float64) if node.grad is None else np.asarray(node.grad + g)
                 continue
             for parent, pg in zip(node._parents, node._backward(g)):
                 if parent.requires_grad:

@@ -77,7 +77,7 @@ ENGINE_WALK = """\
             g = grads.pop(id(node))
             if not node._parents:
                 if node.requires_grad:
-                    node.grad = g.copy() if node.grad is None else node.grad + g
+                    node.grad = np.array(g, dtype=np.float64) if node.grad is None else np.asarray(node.grad + g)
                 continue
             for parent, pg in zip(node._parents, node._backward(g)):
                 if parent.requires_grad:
@@ -239,7 +239,7 @@ TENSOR = (
             g = grads[id(node)]
             if not node._parents:
                 if node.requires_grad:
-                    node.grad = g.copy() if node.grad is None else node.grad + g
+                    node.grad = np.array(g, dtype=np.float64) if node.grad is None else np.asarray(node.grad + g)
                 continue
             for parent, pg in zip(node._parents, node._backward(g)):
                 if parent.requires_grad:
@@ -261,7 +261,7 @@ TENSOR = (
             node, g = stack.pop()
             if not node._parents:
                 if node.requires_grad:
-                    node.grad = g.copy() if node.grad is None else node.grad + g
+                    node.grad = np.array(g, dtype=np.float64) if node.grad is None else np.asarray(node.grad + g)
                 continue
             for parent, pg in zip(node._parents, node._backward(g)):
                 if parent.requires_grad:
@@ -271,7 +271,7 @@ TENSOR = (
         def send(node, g):
             if not node._parents:
                 if node.requires_grad:
-                    node.grad = g.copy() if node.grad is None else node.grad + g
+                    node.grad = np.array(g, dtype=np.float64) if node.grad is None else np.asarray(node.grad + g)
                 return
             for parent, pg in zip(node._parents, node._backward(g)):
                 if parent.requires_grad:
@@ -282,7 +282,8 @@ TENSOR = (
             "micrograd's recursion without the topological sort: exponential in diamonds, and a RecursionError "
             "on a deep chain"),
     # ----- 2.2 seeding, accumulation, errors -----
-    _tensor("engine_assigns_grad", "node.grad = g.copy() if node.grad is None else node.grad + g",
+    _tensor("engine_assigns_grad",
+            "node.grad = np.array(g, dtype=np.float64) if node.grad is None else np.asarray(node.grad + g)",
             "node.grad = g.copy()", ("2.2",), "assigns .grad, so a second backward() call overwrites the first"),
     _tensor("engine_seeds_any_shape", """\
             if self.data.size != 1:
@@ -294,7 +295,7 @@ TENSOR = (
             "checks the given grad's shape but raises TypeError instead of ValueError"),
     _tensor("engine_accumulates_in_place", """\
                 if node.requires_grad:
-                    node.grad = g.copy() if node.grad is None else node.grad + g
+                    node.grad = np.array(g, dtype=np.float64) if node.grad is None else np.asarray(node.grad + g)
 """, """\
                 if node.grad is None:
                     node.grad = g

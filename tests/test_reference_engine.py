@@ -116,6 +116,19 @@ def test_a_grad_of_the_wrong_shape_raises_value_error(shape):
         (x * 2.0).backward(np.ones(shape))
 
 
+def test_a_0d_leaf_gets_a_0d_ndarray_gradient_that_accumulates():
+    """Is the gradient of a 0-d leaf an ndarray of shape () (contract.md), never a numpy scalar, through rules
+    whose numpy arithmetic returns scalars, and does a second backward call add into it?"""
+    x = leaf(3.0)
+    for _ in range(2):
+        ((-x) * x + x.exp() / x).backward()
+        assert type(x.grad) is np.ndarray and x.grad.shape == () and x.grad.dtype == np.float64
+    expected = 2 * (-2 * 3.0 + np.exp(3.0) / 3.0 - np.exp(3.0) / 9.0)
+    np.testing.assert_allclose(x.grad, expected, rtol=1e-12)
+    x.grad *= 0.5  # in place, as clip_grad_norm scales it
+    np.testing.assert_allclose(x.grad, expected / 2, rtol=1e-12)
+
+
 def test_leaves_without_requires_grad_keep_grad_none():
     """Does a constant leaf used in the graph keep grad None while its neighbour gets a gradient?"""
     x, c = leaf([1.0, 2.0]), Tensor([5.0, 6.0])
