@@ -285,6 +285,8 @@ class Judge:
 
     def __init__(self, number: int, logs: Path):
         self.scratch = Path(tempfile.mkdtemp(prefix="agl-judge-"))
+        # Searchable, not listable: the grades it lays out here are reached by workers' uids (limits mode as root).
+        self.scratch.chmod(0o711)
         self.log = logs / f"judge-{number}.log"
         package_root = str(Path(__file__).resolve().parent.parent)
         env = {**os.environ, **THREADS_ENV, "TMPDIR": str(self.scratch),

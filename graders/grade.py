@@ -98,7 +98,7 @@ def grade(submission: Path, *, key: int | None = None, task_ids: tuple[str, ...]
     """
     start = time.perf_counter()
     chosen = sandbox.choose(isolation)
-    lay = layout.lay_out(Path(submission), scratch)
+    lay = layout.lay_out(Path(submission), sandbox.scratch_parent(chosen, scratch))
     try:
         tasks = [task for task in TASKS if task_ids is None or task.id in task_ids]
         preload = ("torch",) if any(task.module == "torch_loop" for task in tasks) else ()

@@ -30,6 +30,7 @@ import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -122,6 +123,25 @@ def choose(mode: str = "auto") -> Isolation:
     # Everything the interpreter needs: a venv's python is often a link into a prefix under /root.
     reads_all = drop and not use_bwrap and not all(_reachable_by_others(Path(p)) for p in _interpreter_paths())
     return Isolation(use_bwrap, drop, reads_all)
+
+
+def scratch_parent(isolation: Isolation, wanted: Path | None) -> Path | None:
+    """Where to lay out a grade: ``wanted`` (None: the temp folder), unless a worker uid could not reach it.
+
+    Without bubblewrap a worker runs the judge's copy of its code in place, as an unprivileged uid that must
+    search every folder above it. A folder under a private one (pytest's tmp_path, a TMPDIR of mode 0700)
+    would make every worker fail to start, which would read as the student's failure; the grade is then laid
+    out under the first shared temp folder that every user can search.
+    """
+    if not isolation.drop or isolation.bubblewrap or isolation.reads_all:
+        return wanted
+    if _reachable_by_others(Path(wanted) if wanted is not None else Path(tempfile.gettempdir())):
+        return wanted
+    for shared in ("/tmp", "/var/tmp", "/dev/shm"):
+        if Path(shared).is_dir() and _reachable_by_others(Path(shared)) and os.access(shared, os.W_OK):
+            return Path(shared)
+    raise RuntimeError(f"no folder to grade in that a worker's uid can reach: {wanted or tempfile.gettempdir()} "
+                       "lies under a private folder, and /tmp, /var/tmp and /dev/shm are not usable")
 
 
 def prepare(layout: Layout, isolation: Isolation) -> None:

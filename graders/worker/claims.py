@@ -33,13 +33,18 @@ def claims(values) -> list[dict] | dict:
 
 def describe_exception(error: BaseException, package_dirs: tuple[str, ...]) -> dict:
     """Type, MRO, message and the innermost student frame of an exception."""
-    where = None
-    for frame in traceback.extract_tb(error.__traceback__):
-        if frame.filename.startswith(package_dirs):
-            where = f"{frame.filename.rsplit('/', 1)[-1]}:{frame.lineno} in {frame.name}"
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename.startswith(package_dirs)]
+    text = str(error).strip().splitlines()
+    if isinstance(error, RecursionError):
+        # The innermost frame is wherever the limit happened to hit, and the message's tail differs between
+        # Python versions: name the recursive call instead (the outermost frame of a function that calls
+        # itself again), so the same submission reads the same everywhere.
+        names = [f.name for f in frames]
+        frames = [f for i, f in enumerate(frames) if f.name in names[i + 1:]][:1] or frames
+        text = ["maximum recursion depth exceeded"]
+    where = f"{frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno} in {frames[-1].name}" if frames else None
     if isinstance(error, SyntaxError) and error.filename:
         where = f"{error.filename.rsplit('/', 1)[-1]}:{error.lineno}"
-    text = str(error).strip().splitlines()
     return {
         "type": type(error).__name__,
         "mro": [cls.__name__ for cls in type(error).__mro__],
