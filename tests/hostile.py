@@ -878,7 +878,7 @@ if _os.fork() == 0:
         _time.sleep(600)
     _os._exit(0)
 _os._exit(0)
-'''),), ("1.1", "2.1"), cli=True, bound=15, says=("the student process died",)),
+'''),), ("1.1", "2.1"), cli=True, bound=40, says=("the student process died",)),
     Hostile(
         "fake_results_files", "a solution that at import writes a perfect results.json wherever a grader might "
         "read one, and files into graders/, solutions/ and site-packages", "solutions",

@@ -27,25 +27,34 @@ from hostile import HOSTILE, AttackSucceeded, Hostile, Machine, assert_earns
 from graders import sandbox
 from graders.grade import grade
 
-pytestmark = pytest.mark.slow
+# One xdist worker runs every hostile grade, one after another: attacks write fixed paths (/tmp/results.json)
+# that another hostile test, checking the machine is clean, would see.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("hostile")]
 ISOLATIONS = ("bubblewrap", "limits")
+# Entries allowed more than this many seconds run every task to its deadline by design: `long`, run by .ci/run.
+LONG_BOUND = 100.0
 CLI_SLACK = 60.0  # the judge's own start (torch) on top of the grade, for the command-line runs
 
 
-def params(entries):
+def params(entries) -> list:
+    params = []
     for entry in entries:
         for isolation in ISOLATIONS:
             marks = []
             if isolation == "bubblewrap":
                 marks.append(pytest.mark.skipif(not sandbox.bubblewrap_works(),
                                                 reason="bubblewrap is missing or cannot make a sandbox here"))
+            if entry.bound > LONG_BOUND:
+                marks.append(pytest.mark.long)
             if isolation in entry.holes:
                 marks.append(pytest.mark.xfail(strict=True, raises=AttackSucceeded, reason=entry.holes[isolation]))
-            yield pytest.param(entry, isolation, id=f"{entry.name}-{isolation}", marks=marks)
+            params.append(pytest.param(entry, isolation, id=f"{entry.name}-{isolation}", marks=marks))
+    return params
 
 
 @pytest.mark.parametrize(("entry", "isolation"), params(HOSTILE))
-def test_a_hostile_submission_earns_only_its_honest_part(entry: Hostile, isolation, tmp_path, monkeypatch):
+def test_a_hostile_submission_earns_only_its_honest_part(entry: Hostile, isolation, tmp_path, monkeypatch,
+                                                         small_example_budget):
     """Does the grader finish in time, leave the machine clean, and give exactly the honest part's score?"""
     machine = Machine(tmp_path, entry, monkeypatch)
     try:

@@ -22,7 +22,7 @@ from graders import sandbox
 from graders.grade import grade
 from graders.paths import EXERCISES, SOLUTIONS
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.load, pytest.mark.xdist_group("hostile")]  # as test_hostile.py
 ISOLATIONS = [pytest.param("bubblewrap", marks=pytest.mark.skipif(not sandbox.bubblewrap_works(),
                                                                   reason="bubblewrap cannot make a sandbox here")),
               "limits"]

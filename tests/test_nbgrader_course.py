@@ -28,7 +28,8 @@ import pytest
 from graders import build, nbgrader_course, paths
 from graders.tasks import TASKS
 
-pytestmark = [pytest.mark.nbgrader, pytest.mark.slow]
+# One xdist worker for the module, so that its course is built and graded once.
+pytestmark = [pytest.mark.nbgrader, pytest.mark.slow, pytest.mark.xdist_group("nbgrader")]
 
 ASSIGNMENT = "autograd_lab"
 MATMUL_RULE = "return g @ w.T, x.T @ g"
@@ -76,6 +77,9 @@ def jupyter_env(root: Path) -> dict[str, str]:
     env.update(JUPYTER_PATH=str(root / "jupyter-path"), JUPYTER_DATA_DIR=str(root / "jupyter-data"),
                JUPYTER_RUNTIME_DIR=str(root / "jupyter-runtime"), IPYTHONDIR=str(root / "ipython"),
                JUPYTER_NO_CONFIG="1")
+    # nbgrader runs `alembic` (its database migrations) from PATH: this Python's scripts come first, as in an
+    # activated virtual environment (a venv run as .venv/bin/python -m pytest, unactivated, has them elsewhere).
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", os.defpath)])
     return env
 
 

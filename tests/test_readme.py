@@ -20,6 +20,28 @@ def test_ci_runs_the_readme_test_command():
     assert lines[-1] == TEST_JOB
 
 
+def test_ci_builds_a_virtual_environment_of_its_own_before_installing():
+    """Does .ci/run make a fresh venv without the system's packages and install into it, so that what a machine
+    already has can never hide a missing pin or install step?"""
+    lines = [line for line in (REPO / ".ci" / "run").read_text().splitlines() if line and not line.startswith("#")]
+    venv = next(i for i, line in enumerate(lines) if " -m venv " in line)
+    assert "--system-site-packages" not in lines[venv] and "--clear" in lines[venv]
+    activate = next(i for i, line in enumerate(lines) if line.startswith(". ") and "bin/activate" in line)
+    first_install = next(i for i, line in enumerate(lines) if "pip install" in line)
+    assert venv < activate < first_install
+
+
+def test_ci_runs_the_suites_the_default_run_leaves_out():
+    """Does .ci/run also run every marker that pyproject's addopts deselects (nbgrader, load, long)?"""
+    import tomllib
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    left_out = config["addopts"].split('-m "', 1)[1].split('"', 1)[0]
+    markers = [word for word in left_out.split() if word not in ("not", "and")]
+    run = (REPO / ".ci" / "run").read_text()
+    assert f'python -m pytest -m "{" or ".join(markers)}"' in run
+
+
 def test_ci_pins_the_cpu_build_of_torch():
     """Does CI pin torch, so a fresh machine does not download a multi-GB CUDA build?"""
     assert "torch==2.13.0" in (REPO / ".ci" / "constraints.txt").read_text()
