@@ -1,22 +1,25 @@
 """The scratch folder a submission is graded in, laid out by the judge.
 
     scratch/runtime/worker/        the worker's code (a copy of graders/worker)
-    scratch/pkgs/sub_<m>/          the student's <m>.py beside the reference for the rest
-    scratch/pkgs/sub_all/          every student module (the end-to-end check)
+    scratch/pkgs/sub_<m>/          the student's <m>.py beside the given code (the stubs) for the rest
+    scratch/pkgs/sub_train/        the student's train.py beside the reference tensor, optim and data
+    scratch/pkgs/sub_all/          every student module, the stubs for the missing ones (the end-to-end check)
     scratch/pkgs/ref_unbroadcast/  the reference ``unbroadcast`` alone (tasks 1.2 and 1.3 use it)
     scratch/pkgs/ref_epochs/       the reference train_epoch and evaluate alone (fit is graded over them)
     scratch/roots/<key>/           links to the packages one worker process may import (without bubblewrap)
     scratch/work/<key>/            one worker process's working directory (without bubblewrap)
     scratch/log/                   the workers' stdout and stderr, size-capped
 
-Each hybrid holds the reference ``__init__.py``, so a broken file in one part
-of a submission costs only the tasks of that file. No worker process can
-import the reference of the module it is graded on: the hybrids hold the
-reference only of the other modules, and each worker process sees only the
-packages it serves (``graders.worker_process``). The only reference code of a
-graded body a worker ever holds is what the judge grades over anyway: the
-reference ``unbroadcast`` beside the student's rules of 1.2 and 1.3, the
-reference ``train_epoch`` and ``evaluate`` beside the student's ``fit``.
+Each hybrid holds the given ``__init__.py``, so a broken file in one part of a
+submission costs only the tasks of that file. The other modules of a hybrid are
+the given code, the stubs students start from (generated from solutions/ as
+exercises/ is), so a worker holds no solution body of them: everything it can
+read there is public. Each worker process sees only the packages it serves
+(``graders.worker_process``). The reference code a worker still holds is what
+the judge grades over: the reference ``unbroadcast`` beside the student's rules
+of 1.2 and 1.3, the reference ``train_epoch`` and ``evaluate`` beside the
+student's ``fit``, and the reference engine, optimizer and DataLoader that the
+student's train.py runs over (``REFERENCE_UNDER``).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import paths
+from . import build, paths
 
 GRADED_MODULES = ("tensor", "optim", "data", "train", "torch_loop")
 # Parts of the reference lifted out of their modules: package -> (source file, file written, functions).
@@ -35,6 +38,9 @@ REFERENCE_PARTS = {
     "ref_unbroadcast": ("tensor.py", "__init__.py", ("unbroadcast",)),
     "ref_epochs": ("train.py", "train.py", ("train_epoch", "_step", "evaluate", "clip_grad_norm")),
 }
+# The graded modules whose checks run student code over reference modules (the loop tasks run the student's
+# train.py over the reference engine, optimizer and DataLoader); every other hybrid holds the given code only.
+REFERENCE_UNDER = {"train": ("tensor", "optim", "data")}
 MAX_SUBMISSION_BYTES = 2 * 2**20
 
 
@@ -104,14 +110,15 @@ def lay_out(submission: Path, scratch_parent: Path | None = None) -> Layout:
         shutil.copytree(Path(__file__).parent / "worker", root / "runtime" / "worker",
                         ignore=shutil.ignore_patterns("__pycache__"))
         reference = {p.stem: p for p in paths.SOLUTIONS.glob("*.py")}
+        given = {Path(name).stem: text for name, text in build.expected_exercises(paths.SOLUTIONS).items()}
         extras = {name: p for name, p in files.items() if name not in reference}
         for name, (source, target, functions) in REFERENCE_PARTS.items():
             (root / "pkgs" / name).mkdir(parents=True)
             (root / "pkgs" / name / target).write_text(extract(reference[source.removesuffix(".py")], functions))
         for name in GRADED_MODULES:
-            _package(root / "pkgs" / f"sub_{name}", {**reference, **extras, **_pick(files, name)})
-        _package(root / "pkgs" / "sub_all", {**reference, **extras,
-                                              **{n: p for n, p in files.items() if n != "__init__"}})
+            under = {m: reference[m] for m in REFERENCE_UNDER.get(name, ())}
+            _package(root / "pkgs" / f"sub_{name}", {**given, **under, **extras, **_pick(files, name)})
+        _package(root / "pkgs" / "sub_all", {**given, **extras, **{n: p for n, p in files.items() if n != "__init__"}})
         for folder in ("roots", "work", "log"):
             (root / folder).mkdir()
     except BaseException:
@@ -143,7 +150,11 @@ def _pick(files: dict[str, Path], name: str) -> dict[str, Path]:
     return {name: files[name]} if name in files else {}
 
 
-def _package(folder: Path, files: dict[str, Path]) -> None:
+def _package(folder: Path, files: dict[str, Path | str]) -> None:
+    """A package of ``files``: module name to a file to copy, or to the module's text."""
     folder.mkdir(parents=True)
     for name, source in files.items():
-        shutil.copyfile(source, folder / f"{name}.py")
+        if isinstance(source, str):
+            (folder / f"{name}.py").write_text(source)
+        else:
+            shutil.copyfile(source, folder / f"{name}.py")
