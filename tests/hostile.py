@@ -1020,6 +1020,14 @@ def tree(folder: Path) -> dict[str, tuple]:
 FIXED_TARGETS = ("/tmp/results.json", "/autograder/results/results.json", "/autograder")
 
 
+def owner(path: str) -> int | None:
+    """The uid that owns ``path``, None where there is nothing."""
+    try:
+        return os.lstat(path).st_uid
+    except OSError:
+        return None
+
+
 def searched_folders(context: dict) -> list[tuple[str, bool]]:
     import site
 
@@ -1069,7 +1077,7 @@ class Machine:
         self.needles = (str(self.scratch), self.marker)
         self.processes = ours(process_table(), self.needles)
         self.submission = tree(self.folder)
-        self.fixed = {path: os.path.lexists(path) for path in FIXED_TARGETS}
+        self.fixed = {path: owner(path) for path in FIXED_TARGETS}
 
     def assert_clean(self, results_allowed: tuple[str, ...] = ()) -> None:
         strays = ours(process_table(), self.needles) - self.processes
@@ -1083,7 +1091,15 @@ class Machine:
         assert sorted(p.name for p in self.results.iterdir()) == sorted(results_allowed), \
             f"the results folder holds {sorted(p.name for p in self.results.iterdir())}"
         assert tree(self.folder) == self.submission, "the submission folder changed"
-        assert {path: os.path.lexists(path) for path in FIXED_TARGETS} == self.fixed, "a fixed target was written"
+        changed = {path: f"{self.fixed[path]} -> {owner(path)}" for path in FIXED_TARGETS
+                   if owner(path) != self.fixed[path] and self.could_have_changed(self.fixed[path], owner(path))}
+        assert not changed, f"a fixed target was written or removed (its owner before -> after): {changed}"
+
+    def could_have_changed(self, before: int | None, after: int | None) -> bool:
+        """Whether this attack can be behind a fixed target's change of owner: any change where the worker runs as
+        the judge's own uid, else only one to or from a uid this grade leased (tests beside this one, under
+        xdist, grade too, and their workers run as uids of their own)."""
+        return not self.leased or before in self.leased or after in self.leased
         left = marked_paths(self.marker, searched_folders(self.context))
         assert not left, f"files the attack made outside the scratch folder: {left}"
 
