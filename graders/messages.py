@@ -34,6 +34,11 @@ HINT_RECURSION = "find the topological order with an explicit stack, not recursi
 HINT_CHAIN_RULE = "walk the nodes in reverse topological order, and add the gradients of every use"
 HINT_ACCUMULATE = ("add into .grad with a new array (grad = grad + g), never in place into an array a rule "
                    "returned: a rule may hand the same array to several parents")
+HINT_SEED = "seed an implicit grad with ones; add into .grad (never assign) so calls accumulate"
+HINT_GRAD_FORMS = ("take the grad given to backward() as PyTorch does, a Tensor, or anything numpy reads as an array "
+                   "(a list, an int array): np.asarray(..., dtype=np.float64)")
+HINT_GRAD_0D = ("a .grad is an ndarray of the leaf's shape, a 0-d array for a 0-d leaf: numpy arithmetic on 0-d "
+                "arrays returns numpy scalars, so store np.asarray(...) of the sum")
 SKIPPED_NO_CUDA = "Task {task} ({title}): skipped, no CUDA device on the grading machine (carries no points)."
 PASSED = "Task {task} ({title}): passed."
 
@@ -215,7 +220,12 @@ LOOP_GRAPHS_KEPT = ("Task {task} ({title}): while later batches ran, {alive} ear
                     "  hint: record loss.item(), a float, never the loss Tensor "
                     "(no losses.append(loss), no total = total + loss)")
 LOOP_SETUP_MODEL = "  model {model}, {n} examples in batches of {batch_size} ({batches} batches, {order})"
-LOOP_SETUP_OPTIM = "  {optimizer}, MSELoss(){options}"
+LOOP_SETUP_OPTIM = "  {optimizer}, {loss}{options}"
+LOSS_MSE = "MSELoss()"
+# A loss whose value depends on which argument is the target, so a call loss_fn(target, prediction) shows.
+LOSS_WEIGHTED = "loss_fn(prediction, target) = mean((1 + target**2) * (prediction - target)**2)"
+HINT_LOSS_ARGS = ("call loss_fn(prediction, target), the prediction first, as torch.nn.MSELoss()(input, target): "
+                  "these numbers are those of loss_fn(target, prediction)")
 LOOP_SETUP_START = "  before the epoch: the model in eval mode, and stale grads (all {stale:g}) on every parameter"
 LOOP_SETUP_FIT = "  {epochs} epochs{val}"
 LOOP_SETUP_VAL = ", a val_loader over {n} other examples"
@@ -294,11 +304,14 @@ HINT_CKPT_OPTIMIZER = ("the resumed run matches one whose optimizer started afre
                        "and load it into the new optimizer, so the momentum buffers carry on")
 HINT_CKPT_EPOCHS = ("epochs is the total number of epochs: after loading, run only those the checkpoint has not "
                     "done (this run did all {epochs} again)")
+CKPT_UNPICKLED = ("Task {task} ({title}): resuming from a checkpoint whose arrays were pickled objects ran the "
+                  "code in those pickles.\n"
+                  "  hint: a checkpoint is data: np.load(path, allow_pickle=False), so a crafted file cannot run code")
 HINT_CKPT_HISTORY = ("return the whole history: the epochs saved in the checkpoint, then the new ones "
                      "(and save the history in the checkpoint)")
 
 TORCH_SETUP = ("  model MLP 1-{hidden}-1 float64, {n} examples in batches of {batch_size} ({batches} batches), "
-               "{n_val} for validation, SGD(lr={lr:g}, momentum={momentum:g}), MSELoss(), {epochs} epochs, "
+               "{n_val} for validation, SGD(lr={lr:g}, momentum={momentum:g}), {loss}, {epochs} epochs, "
                "device={device!r}")
 TORCH_SOURCE = "the reference fit_torch on {device!r}, same weights and batches"
 TORCH_MODEL_NOT_MOVED = ("Task {task} ({title}): fit_torch never called model.to({device!r}) (the .to() calls "

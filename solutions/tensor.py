@@ -330,7 +330,9 @@ class Tensor:
         1. Errors, as PyTorch: ``RuntimeError`` if this tensor does not require
            grad; ``RuntimeError`` if ``grad`` is None and this tensor has more
            than one element (otherwise seed with ones); ``ValueError`` if a
-           given ``grad`` does not have this tensor's shape.
+           given ``grad`` does not have this tensor's shape. A given ``grad``
+           may be a Tensor (as PyTorch takes it) or anything numpy reads as an
+           array (an ndarray, a list, integers): the gradients are float64.
         2. Order the graph so every node comes after all nodes that use it (a
            reverse topological order), iteratively: a chain of 10,000 ops must
            not hit Python's recursion limit.
@@ -338,7 +340,8 @@ class Tensor:
            node's ``_backward(g)`` and add each returned gradient into its
            parent's entry (a tensor used twice gets both contributions).
         4. Add (never assign) into ``.grad`` of every leaf that requires grad,
-           so separate backward calls accumulate.
+           so separate backward calls accumulate. A ``.grad`` is an ndarray of
+           the leaf's shape, a 0-d one for a 0-d leaf.
         """
         ### BEGIN SOLUTION (Task 2.1: backward, the engine)
         if not self.requires_grad:

@@ -70,6 +70,20 @@ def make_submission(tmp_path: Path, name: str, patches: Iterable) -> Path:
     return folder
 
 
+# ----- the engine's body in solutions/tensor.py, from reading a given grad to storing a leaf's -----
+SEED_TO_LEAF = """\
+        grad = np.asarray(grad.data if isinstance(grad, Tensor) else grad, dtype=np.float64)
+        if grad.shape != self.shape:
+            raise ValueError(f"grad has shape {grad.shape}, expected this tensor's shape {self.shape}")
+
+        grads = {id(self): grad}
+        for node in _reverse_topological_order(self):
+            g = grads.pop(id(node))
+            if not node._parents:
+                if node.requires_grad:
+                    node.grad = np.array(g, dtype=np.float64) if node.grad is None else np.asarray(node.grad + g)
+"""
+
 # ----- the engine's body in solutions/tensor.py, from the seed to the end of the walk -----
 ENGINE_WALK = """\
         grads = {id(self): grad}
@@ -311,6 +325,23 @@ TENSOR = (
         grad = np.broadcast_to(grad, self.shape)  # so backward(1.0) works on any output
 """, ("2.2",), "broadcasts a given grad to the output's shape instead of checking it: a grad of shape (1,) or () "
             "is silently accepted where PyTorch raises"),
+    _tensor("engine_ignores_given_grad", "        grads = {id(self): grad}\n",
+            "        grads = {id(self): np.ones_like(self.data)}\n", ("2.2",),
+            "seeds every backward() with ones, whatever grad it is given (the lesson's own engine): a seeding "
+            "mistake, so 2.2's alone, never 2.1's"),
+    _tensor("engine_rejects_tensor_grad", "grad = np.asarray(grad.data if isinstance(grad, Tensor) else grad, ",
+            "grad = np.asarray(grad, ", ("2.2",),
+            "reads a given grad with np.asarray only, so backward(Tensor(...)), PyTorch's own form, fails"),
+    _tensor("engine_keeps_int_grad", SEED_TO_LEAF, SEED_TO_LEAF.replace(
+                "grad, dtype=np.float64)", "grad)").replace(
+                "np.array(g, dtype=np.float64) if node.grad is None", "g.copy() if node.grad is None"), ("2.2",),
+            "keeps a given grad's dtype and copies it into .grad, so backward(an int array) leaves integer "
+            "gradients"),
+    _tensor("engine_stores_numpy_scalars",
+            "node.grad = np.array(g, dtype=np.float64) if node.grad is None else np.asarray(node.grad + g)",
+            "node.grad = g.copy() if node.grad is None else node.grad + g", ("2.2",),
+            "stores what numpy's 0-d arithmetic returns, so a 0-d leaf's .grad is a numpy scalar, not an ndarray "
+            "(and clip_grad_norm's in-place scaling does nothing to it)"),
     _tensor("engine_no_requires_grad_check", """\
         if not self.requires_grad:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")

@@ -98,10 +98,24 @@ def test_a_known_wrong_submission_loses_exactly_its_tasks(entry: Wrong, tmp_path
             f"task {task} ended as {result.status!r}:\n{result.message}"
         check_snapshot(entry, task, result.message)
 
+    assert_loses_exactly(entry, report, graded)
+
+
+def assert_loses_exactly(entry: Wrong, report: Report, graded: tuple[str, ...]) -> None:
+    results = {r.task.id: r for r in report.results}
     lost = tuple(task for task in graded if results[task].status != PASSED)
     if set(lost) != set(entry.loses):
         raise WrongTasksLost(f"{entry.name} lost {lost}, expected {entry.loses}; "
                              f"what the graders said:\n{lost_tasks_text(report) or '(all passed)'}")
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("entry", entries())
+def test_a_known_wrong_submission_passes_every_other_task_of_its_file(entry: Wrong, tmp_path):
+    """Graded on every task of its file (not a sample), does the entry lose exactly its tasks? (Run by .ci/run: a
+    mistake that also costs a task the sample missed, as a seed ignored by the deep-chain rung once did.)"""
+    folder = make_submission(tmp_path, entry.name, [entry])
+    assert_loses_exactly(entry, grade(folder, task_ids=entry.graded_tasks, scratch=tmp_path), entry.graded_tasks)
 
 
 GRADE_ONE_TASK = """

@@ -155,6 +155,30 @@ def test_separate_backward_calls_accumulate():
 
 
 @pytest.mark.task2_2
+def test_a_0d_leaf_keeps_an_ndarray_grad_across_calls():
+    """After two backward calls on a 0-d leaf, is x.grad still an ndarray of shape () (numpy's arithmetic on 0-d
+    arrays returns numpy scalars, which an in-place update such as clip_grad_norm's cannot change)?"""
+    x = Tensor(1.0, requires_grad=True)
+    scale(x, 3.0).backward()
+    scale(x, 4.0).backward()
+    if not (isinstance(x.grad, np.ndarray) and x.grad.shape == ()):
+        pytest.fail(f"x.grad is a {type(x.grad).__name__}, expected an ndarray of shape () "
+                    "(np.asarray of the sum)", pytrace=False)
+    assert_close(x.grad, 7.0, "x.grad after two backward calls")
+
+
+@pytest.mark.task2_2
+def test_backward_takes_the_gradient_as_a_tensor_a_list_or_integers():
+    """Does y.backward(g) accept g as a Tensor (PyTorch's form), a list, or an int array, with float64 grads?"""
+    for given in (Tensor([1.0, 10.0]), [1.0, 10.0], np.array([1, 10])):
+        x = Tensor([1.0, 1.0], requires_grad=True)
+        op(x.data.copy(), (x,), lambda g: (g,)).backward(given)  # hands the given gradient on as it is
+        assert_close(x.grad, [1.0, 10.0], f"x.grad for y = x, backward({given!r})")
+        if x.grad.dtype != np.float64:
+            pytest.fail(f"x.grad has dtype {x.grad.dtype} for backward({given!r}), expected float64", pytrace=False)
+
+
+@pytest.mark.task2_2
 def test_a_leaf_without_requires_grad_keeps_grad_none():
     """For y = x * c with c a constant, is c.grad still None and x.grad = c?"""
     x, c = Tensor(3.0, requires_grad=True), Tensor(2.0)

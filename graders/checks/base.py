@@ -94,19 +94,23 @@ class Context:
             if name in self.missing:
                 raise CheckFailed(msg.MISSING_FILE.format(task=self.task.id, file=f"{name}.py"))
 
-    def fail(self, what: str, got: str, expected: str):
-        raise CheckFailed(msg.WRONG_KIND.format(what=what, got=got, expected=expected, **msg.header(self.task)))
+    def fail(self, what: str, got: str, expected: str, *, hint: str | None = None):
+        raise CheckFailed(msg.lines(msg.WRONG_KIND.format(what=what, got=got, expected=expected,
+                                                          **msg.header(self.task)),
+                                    msg.HINT.format(hint=hint) if hint else ""))
 
     # ----- reading claims -----
-    def array(self, claim: dict, shape: tuple, what: str) -> np.ndarray:
-        """A claimed float64 array of exactly ``shape``, all finite (a 0-d one may be a scalar)."""
+    def array(self, claim: dict, shape: tuple, what: str, *, hint: str | None = None,
+              scalar_ok: bool = True) -> np.ndarray:
+        """A claimed float64 array of exactly ``shape``, all finite (a 0-d one may be a scalar, unless not
+        ``scalar_ok``: a leaf's .grad is an ndarray, contract.md)."""
         kind = claim.get("kind")
-        scalar_ok = kind in ("numpy scalar", "number") and shape == ()
+        scalar_ok = scalar_ok and kind in ("numpy scalar", "number") and shape == ()
         if kind != "ndarray" and not scalar_ok:
-            self.fail(what, f"a {claim.get('type')}", f"an ndarray of shape {shape}")
+            self.fail(what, f"a {claim.get('type')}", f"an ndarray of shape {shape}", hint=hint)
         value = np.asarray(claim["array"] if "array" in claim else claim["value"])
         if kind != "number" and value.dtype != np.float64:
-            self.fail(what, f"an array of dtype {value.dtype}", "float64")
+            self.fail(what, f"an array of dtype {value.dtype}", "float64", hint=hint)
         value = value.astype(np.float64)
         if value.shape != shape:
             raise CheckFailed(msg.lines(

@@ -20,8 +20,10 @@ TORCH_SOURCE = "torch.autograd on the same graph"
 
 
 @st.composite
-def graphs(draw, *, max_leaves: int = 3, max_ops: int = 8, frozen: bool = False):
-    """A random DAG: leaves of one shape, then ops that each use 1-3 earlier nodes (repeats allowed)."""
+def graphs(draw, *, max_leaves: int = 3, max_ops: int = 8, frozen: bool = False, drawn_seed: bool = True):
+    """A random DAG: leaves of one shape, then ops that each use 1-3 earlier nodes (repeats allowed), and the
+    grad given to backward(): drawn, or ones (task 2.1, so that an engine that ignores a given grad, a seeding
+    mistake of 2.2's, costs 2.2 only)."""
     shape = draw(s.shapes(max_dims=2, max_side=3))
     leaves = draw(st.integers(1, max_leaves))
     nodes = []
@@ -35,7 +37,7 @@ def graphs(draw, *, max_leaves: int = 3, max_ops: int = 8, frozen: bool = False)
             parents[0] = 0
         nodes.append({"parents": parents, "coefs": draw(st.lists(st.sampled_from(COEFS), min_size=count,
                                                                   max_size=count))})
-    seed = draw(s.arrays(shape, low=-2.0, high=2.0))
+    seed = draw(s.arrays(shape, low=-2.0, high=2.0)) if drawn_seed else np.ones(shape)
     return nodes, seed
 
 
@@ -84,6 +86,7 @@ def _graph_text(nodes, seed, builds) -> list[str]:
 
 def check_graph(ctx: Context, nodes, seed, *, builds: int = 1, doing: str = "", timeout: float = 10.0,
                 hint: str | None = None) -> None:
+    """The leaves' grads after backward() on a graph of judge-made ops, against torch.autograd."""
     root = len(nodes) - 1
     doing = doing or f"calling backward() on a graph of {len(nodes)} nodes"
     answer = ctx.ask("graph", doing, timeout=timeout, package="sub_tensor", nodes=nodes, root=root,
@@ -125,7 +128,7 @@ FIXED = [
 @task("2.1")
 def topological_order(ctx: Context) -> None:
     check_graph(ctx, FIXED, np.array([[1.0, 1.0]]))
-    ctx.forall(graphs(), lambda drawn: check_graph(ctx, *drawn), examples=80)
+    ctx.forall(graphs(drawn_seed=False), lambda drawn: check_graph(ctx, *drawn), examples=80)
     check_graph(ctx, diamonds(40), np.array([1.0, 1.0]), timeout=5.0,
                 doing="calling backward() on a ladder of 40 diamonds (2**40 paths, 121 nodes)")
 
@@ -151,11 +154,32 @@ def seeding_accumulation_errors(ctx: Context) -> None:
             raise CheckFailed(msg.lines(msg.WRONG_EXCEPTION.format(
                 exception=exception, got=outcome["raised"]["type"], message=outcome["raised"]["message"],
                 **msg.header(ctx.task, doing=doing)), msg.HINT.format(hint=msg.HINT_ENGINE_ERRORS)))
-    for name, doing, expected in (
-        ("one_element", "backward() on a (1, 1) output 2*x", [2.0 * np.ones((1, 1))]),
-        ("frozen_leaf", "backward() on 2*a + 2*b where a does not require grad", [None, 2.0 * np.ones(3)]),
-        ("accumulate", "two backward() calls, 2*x with grad 1 then 2*x + 2*x with grad 0.5", [4.0 * np.ones(3)]),
-    ):
+    given = np.array([1.0, -2.0, 0.5])  # the grad handed to backward() in the scenarios of its forms
+    seeding = (
+        ("one_element", "backward() on a (1, 1) output 2*x", [2.0 * np.ones((1, 1))], msg.HINT_SEED),
+        ("frozen_leaf", "backward() on 2*a + 2*b where a does not require grad", [None, 2.0 * np.ones(3)],
+         msg.HINT_SEED),
+        ("accumulate", "two backward() calls, 2*x with grad 1 then 2*x + 2*x with grad 0.5", [4.0 * np.ones(3)],
+         msg.HINT_SEED),
+    )
+    forms = (  # after the drawn graphs, so that a mistake those show is named as before
+        ("zero_d_leaf", "two backward() calls on 2*x, then 2*x + 2*x, for a 0-d leaf x", [np.array(6.0)],
+         msg.HINT_GRAD_0D),
+        ("grad_as_tensor", "backward(Tensor([1, -2, 0.5])) on 2*x, as PyTorch takes it", [2.0 * given],
+         msg.HINT_GRAD_FORMS),
+        ("grad_as_list", "backward([1.0, -2.0, 0.5]) on 2*x", [2.0 * given], msg.HINT_GRAD_FORMS),
+        ("grad_as_ints", "backward(np.array([2, -1, 3])) on 1*x, a grad of integers", [np.array([2.0, -1.0, 3.0])],
+         msg.HINT_GRAD_FORMS),
+    )
+    check_scenarios(ctx, scenarios, seeding)
+    ctx.forall(graphs(frozen=True).flatmap(lambda g: st.tuples(st.just(g), st.integers(1, 3))),
+               lambda drawn: check_graph(ctx, *drawn[0], builds=drawn[1], hint=msg.HINT_ACCUMULATE), examples=60)
+    check_scenarios(ctx, scenarios, forms, strict=True)
+
+
+def check_scenarios(ctx: Context, scenarios: dict, expectations, *, strict: bool = False) -> None:
+    """Each scenario's leaf grads against the chain rule by hand; ``strict``: a 0-d grad must be an ndarray."""
+    for name, doing, expected, hint in expectations:
         outcome = scenarios[name]
         if "raised" in outcome:
             raise ctx.student_error(outcome["raised"], doing)
@@ -166,11 +190,9 @@ def seeding_accumulation_errors(ctx: Context) -> None:
                     ctx.fail(f"the .grad of a leaf without requires_grad after {doing}", f"a {claim.get('type')}",
                              "None")
                 continue
-            ctx.compare(ctx.array(claim, want.shape, f".grad after {doing}"), want, f".grad after {doing}",
-                        source="the chain rule by hand",
-                        hint="seed an implicit grad with ones; add into .grad (never assign) so calls accumulate")
-    ctx.forall(graphs(frozen=True).flatmap(lambda g: st.tuples(st.just(g), st.integers(1, 3))),
-               lambda drawn: check_graph(ctx, *drawn[0], builds=drawn[1], hint=msg.HINT_ACCUMULATE), examples=60)
+            what = f".grad after {doing}"
+            ctx.compare(ctx.array(claim, want.shape, what, scalar_ok=not strict, hint=hint), want, what,
+                        source="the chain rule by hand", hint=hint)
 
 
 @task("2.3")
@@ -212,7 +234,7 @@ def deep_graphs(ctx: Context) -> None:
     coefs = np.where(np.arange(CHAIN_LENGTH) % 2 == 0, 1.0001, 0.9999)
     nodes = [{"leaf": np.array([1.0, -2.0, 0.5]), "requires_grad": True}, {"chain": coefs, "input": 0}]
     try:
-        check_graph(ctx, nodes, np.array([1.0, 2.0, -1.0]), timeout=20.0,
+        check_graph(ctx, nodes, np.ones(3), timeout=20.0,  # ones: a seeding mistake is 2.2's alone
                     doing=f"calling backward() on a chain of {CHAIN_LENGTH:,} operations")
     except CheckFailed as failure:
         if "RecursionError" not in str(failure):

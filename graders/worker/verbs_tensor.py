@@ -168,7 +168,26 @@ def engine_errors(package, x):
         node([leaf, leaf]).backward(np.full_like(x, 0.5))
         return claim(leaf.grad)
 
-    scenarios = [no_grad_root, implicit_nonscalar, one_element, frozen_leaf, accumulate,
+    def zero_d_leaf():
+        leaf = T.Tensor(np.array(x[0]), requires_grad=True)
+        node([leaf]).backward()
+        node([leaf, leaf]).backward()
+        return claim(leaf.grad)
+
+    def given_as(name, make, coef=2.0):
+        def scenario():
+            leaf = T.Tensor(x, requires_grad=True)
+            _linear_node(T, [leaf], [coef]).backward(make())
+            return claim(leaf.grad)
+        scenario.__name__ = name
+        return scenario
+
+    given = [1.0, -2.0, 0.5]
+    scenarios = [no_grad_root, implicit_nonscalar, one_element, frozen_leaf, accumulate, zero_d_leaf,
+                 given_as("grad_as_tensor", lambda: T.Tensor(np.array(given))),
+                 given_as("grad_as_list", lambda: list(given)),
+                 # a coefficient of 1 hands the given grad on as it is: integers stay integers unless converted
+                 given_as("grad_as_ints", lambda: np.array([2, -1, 3]), coef=1.0),
                  *(wrong_shape_grad(shape) for shape in (x.shape + (2,), (1,), (), x.shape + (1,)))]
     return {s.__name__: _attempt((_PACKAGE_ROOT,), s) for s in scenarios}
 

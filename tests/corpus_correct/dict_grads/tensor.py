@@ -275,7 +275,7 @@ class Tensor:
             elif node.grad is None:
                 node.grad = np.array(total, dtype=np.float64)
             else:
-                node.grad = node.grad + total  # leaf: accumulate across backward() calls
+                node.grad = np.asarray(node.grad + total)  # leaf: accumulate (numpy's 0-d sums are scalars)
 
 
 def _reverse_topological_order(root: Tensor) -> list[Tensor]:

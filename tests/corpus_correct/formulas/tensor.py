@@ -282,7 +282,7 @@ class Tensor:
         for node in _users_first(self):
             g = grads.pop(id(node))
             if not node._parents:
-                node.grad = g + 0.0 if node.grad is None else node.grad + g
+                node.grad = np.asarray(g + 0.0 if node.grad is None else node.grad + g)
                 continue
             for parent, d in zip(node._parents, node._backward(g)):
                 if parent.requires_grad:

@@ -293,7 +293,7 @@ class Tensor:
             node = ready.pop()
             g = pending.pop(id(node))
             if not node._parents:
-                node.grad = g.copy() if node.grad is None else node.grad + g
+                node.grad = np.array(g if node.grad is None else node.grad + g, dtype=np.float64)
                 continue
             for parent, share in zip(node._parents, node._backward(g)):
                 if not parent.requires_grad:

@@ -268,7 +268,10 @@ class Tensor:
             _, _, node = heapq.heappop(heap)
             g = pending.pop(id(node))
             if not node._parents:
-                node.grad = np.array(g, dtype=np.float64) if node.grad is None else node.grad + g
+                if node.grad is None:
+                    node.grad = np.array(g, dtype=np.float64)
+                else:
+                    node.grad += g  # our own array: safe to add into in place
                 continue
             for parent, part in zip(node._parents, node._backward(g)):
                 if not parent.requires_grad:

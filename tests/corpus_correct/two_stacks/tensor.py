@@ -199,13 +199,13 @@ class Tensor:
         for node in order:
             if node._parents:
                 node.grad = None  # intermediate gradients start fresh on every call
-        self.grad = grad.copy() if self.grad is None else self.grad + grad
+        self.grad = grad.copy() if self.grad is None else np.asarray(self.grad + grad)
         for node in order:
             if not node._parents:
                 continue
             for parent, d in zip(node._parents, node._backward(node.grad)):
                 if parent.requires_grad:
-                    parent.grad = np.array(d, dtype=np.float64) if parent.grad is None else parent.grad + d
+                    parent.grad = np.array(d, dtype=np.float64) if parent.grad is None else np.asarray(parent.grad + d)
 
 
 def _postorder(root: Tensor) -> list[Tensor]:
