@@ -63,5 +63,7 @@ def _save_checkpoint(path, model, optimizer, epoch: int, history: dict) -> None:
 
 
 def _load_checkpoint(path, model, optimizer) -> tuple[int, dict]:
-    """Restore model and optimizer from ``path``; return (epochs done, history)."""
+    """Restore model and optimizer from ``path``; return (epochs done, history).
+    A checkpoint is data: load it with ``allow_pickle=False``, so that a
+    crafted file cannot run code when it is read."""
     raise NotImplementedError("Task 5.5: load a checkpoint")

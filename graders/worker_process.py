@@ -43,7 +43,7 @@ POLL_SECONDS = 0.2  # how often a judge waiting for an answer checks that the wo
 # The packages whose student module may import torch (contract.md); every other worker refuses it.
 TORCH_PACKAGES = ("sub_torch_loop",)
 # Verbs that grade student code over a part of the reference (graders.layout.REFERENCE_PARTS).
-REFERENCE_PART_OF_VERB = {"fit_history": "ref_epochs", "fit_resume": "ref_epochs"}
+REFERENCE_PART_OF_VERB = {"fit_history": "ref_epochs", "fit_resume": "ref_epochs", "resume_from_pickle": "ref_epochs"}
 # The groups each task's checks ask (see group_of), so that the judge can start their processes at once,
 # while it imports its own checks and torch. Only a hint: a group asked for and not running starts then.
 GROUPS_OF_TASK = {

@@ -115,7 +115,9 @@ def _save_checkpoint(path, model, optimizer, epoch: int, history: dict) -> None:
 
 
 def _load_checkpoint(path, model, optimizer) -> tuple[int, dict]:
-    """Restore model and optimizer from ``path``; return (epochs done, history)."""
+    """Restore model and optimizer from ``path``; return (epochs done, history).
+    A checkpoint is data: load it with ``allow_pickle=False``, so that a
+    crafted file cannot run code when it is read."""
     ### BEGIN SOLUTION (Task 5.5: load a checkpoint)
     with np.load(path, allow_pickle=False) as saved:
         model.load_state_dict({k[6:]: saved[k] for k in saved.files if k.startswith("model.")})

@@ -177,7 +177,7 @@ def test_fit_torch_left_in_eval_mode_after_validation_loses_6_1(tmp_path):
     folder = submission(tmp_path, "torch_loop.py", ("    for _ in range(epochs):\n        model.train()",
                                                     "    model.train()\n    for _ in range(epochs):"))
     message = assert_loses_only(results(folder, TORCH_TASKS), "6.1")
-    assert message == msg.LOOP_MODE.format(where="at forward 5 (a training batch)", subject="the model",
+    assert message == msg.LOOP_MODE.format(where="at forward 7 (a training batch)", subject="the model",
                                            got="in eval mode", expected="in train mode", hint=msg.HINT_TORCH_TRAIN,
                                            **head("6.1"))
 
@@ -231,6 +231,17 @@ SLOW_TRAIN_CASES = {
     "resume without the optimizer": (
         "5.5", [("        optimizer.load_state_dict(", "        (lambda state: None)(")],
         msg.HINT.format(hint=msg.HINT_CKPT_OPTIMIZER)),
+    "load a checkpoint with pickles allowed": (
+        "5.5", [("with np.load(path, allow_pickle=False) as saved:",
+                 "with np.load(path, allow_pickle=True) as saved:")],
+        msg.CKPT_UNPICKLED.format(**head("5.5"))),
+    "call the loss with the target first": (
+        "5.1", [("        loss = loss_fn(model(xb), yb)\n        (loss / accumulate)",
+                 "        loss = loss_fn(yb, model(xb))\n        (loss / accumulate)")],
+        msg.HINT.format(hint=msg.HINT_LOSS_ARGS)),
+    "evaluate with the target first": (
+        "5.2", [("losses = [loss_fn(model(xb), yb).item()", "losses = [loss_fn(yb, model(xb)).item()")],
+        msg.HINT.format(hint=msg.HINT_LOSS_ARGS)),
 }
 
 
@@ -256,10 +267,44 @@ def test_dropping_zero_grad_loses_5_1_and_what_uses_train_epoch(tmp_path):
 
 
 @pytest.mark.slow
+def test_clip_that_indexes_each_grad_loses_only_5_3_on_a_0d_parameter(tmp_path):
+    """Does a clip_grad_norm that scales with g[:] *= scale (fine for arrays of one or more axes) lose 5.3 alone,
+    at the 0-d parameter, saying what it raised?"""
+    folder = submission(tmp_path, "train.py", ("    for g in grads:\n        g *= scale",
+                                               "    for g in grads:\n        g[:] *= scale"))
+    message = assert_loses_only(results(folder, TRAIN_TASKS), "5.3")
+    assert "IndexError" in message and "max_norm=0.1" in message, message
+
+
+TORCH_MISTAKES = {
+    "call the loss with the target first": (
+        ("            loss = loss_fn(model(xb), yb)\n", "            loss = loss_fn(yb, model(xb))\n"),
+        msg.HINT.format(hint=msg.HINT_LOSS_ARGS)),
+    "keep only the last validation batch": (
+        ('            history["val_loss"].append(sum(val) / len(val))',
+         '            history["val_loss"].append(val[-1])'), 'history["val_loss"]'),
+    "sum the validation losses": (
+        ('            history["val_loss"].append(sum(val) / len(val))',
+         '            history["val_loss"].append(sum(val))'),
+        'history["val_loss"]'),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mistake", list(TORCH_MISTAKES))
+def test_a_known_mistake_in_fit_torch_loses_only_6_1(tmp_path, mistake):
+    """Does each mistake in fit_torch that MSE or a single validation batch would hide lose 6.1 (and 6.2 where
+    CUDA is), with its hint or naming the history it spoils?"""
+    replacement, text = TORCH_MISTAKES[mistake]
+    message = assert_loses_only(results(submission(tmp_path, "torch_loop.py", replacement), TORCH_TASKS), "6.1")
+    assert message.endswith(text) or text in message.splitlines()[0], message
+
+
+@pytest.mark.slow
 def test_fit_torch_that_does_not_move_batches_loses_6_1(tmp_path):
     """Does a fit_torch that never moves its training batches lose 6.1, naming the first one?"""
     folder = submission(tmp_path, "torch_loop.py", ("            xb, yb = xb.to(device), yb.to(device)\n", ""))
     message = assert_loses_only(results(folder, TORCH_TASKS), "6.1")
     assert message == msg.TORCH_BATCH_NOT_MOVED.format(
-        count=18, total=24, device="cpu", which="the inputs of batch 1 in pass 1 over the training loader",
+        count=18, total=36, device="cpu", which="the inputs of batch 1 in pass 1 over the training loader",
         **head("6.1"))

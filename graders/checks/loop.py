@@ -46,6 +46,7 @@ class Setup:
     seed: int = 0
     sizes: tuple = (2, 4, 1)
     options: dict = field(default_factory=dict)  # accumulate, clip_norm: passed to train_epoch when set
+    loss: str = "mse"  # or "weighted": a loss that tells its arguments apart (LOSS_WEIGHTED)
 
     @property
     def batches(self) -> int:
@@ -69,7 +70,13 @@ class Setup:
     def args(self) -> dict:
         X, Y = self.data()
         return {"package": PACKAGE, "sizes": list(self.sizes), "state": self.network().state_dict(), "X": X,
-                "Y": Y, "batch_size": self.batch_size, "lr": self.lr, "momentum": self.momentum}
+                "Y": Y, "batch_size": self.batch_size, "lr": self.lr, "momentum": self.momentum, "loss": self.loss}
+
+    def loss_fn(self, *, swapped: bool = False):
+        """The reference loss this setup trains with; ``swapped`` calls it as loss_fn(target, prediction)."""
+        if self.loss == "mse":
+            return ref_nn.MSELoss()
+        return (lambda pred, target: weighted_loss(target, pred)) if swapped else weighted_loss
 
     def loader(self, X=None, Y=None, seed=None) -> ref_data.DataLoader:
         if X is None:
@@ -88,7 +95,13 @@ class Setup:
         return [msg.LOOP_SETUP_MODEL.format(model=model, n=self.n, batch_size=self.batch_size, batches=self.batches,
                                             order=order),
                 msg.LOOP_SETUP_OPTIM.format(optimizer=f"SGD(lr={self.lr:g}, momentum={self.momentum:g})",
+                                            loss=msg.LOSS_MSE if self.loss == "mse" else msg.LOSS_WEIGHTED,
                                             options=options)]
+
+
+def weighted_loss(pred, target):
+    """LOSS_WEIGHTED on the reference engine (the worker builds the same from the package's Tensor ops)."""
+    return ((pred - target) ** 2 * (target * target + 1.0)).mean()
 
 
 def setups(*, accumulate: bool = False):
@@ -117,14 +130,14 @@ class _KeepsStaleGrad(ref_optim.SGD):
         self.cleared = True
 
 
-def reference_epoch(setup: Setup, *, kind=None, scale_loss: float = 1.0, **options):
+def reference_epoch(setup: Setup, *, kind=None, scale_loss: float = 1.0, swapped: bool = False, **options):
     """(mean loss, parameters) of the reference train_epoch from stale grads; ``kind`` (an optimizer
-    class) and ``scale_loss`` model known mistakes."""
+    class), ``scale_loss`` and ``swapped`` (the loss's arguments) model known mistakes."""
     model = setup.network()
     for p in model.parameters():
         p.grad = np.full(p.shape, STALE_GRAD)
-    mse = ref_nn.MSELoss()
-    loss_fn = mse if scale_loss == 1.0 else (lambda pred, y: mse(pred, y) * scale_loss)
+    base = setup.loss_fn(swapped=swapped)
+    loss_fn = base if scale_loss == 1.0 else (lambda pred, y: base(pred, y) * scale_loss)
     loss = ref_train.train_epoch(model, setup.loader(), setup.optimizer(model, kind), loss_fn, **options)
     return loss, [p.data.copy() for p in model.parameters()]
 
@@ -239,6 +252,8 @@ def check_epoch(ctx: Context, setup: Setup, *, full: bool = True) -> None:
         mistakes.append((msg.HINT_NOT_DIVIDED, lambda: reference_epoch(setup, scale_loss=k, **setup.options)[1]))
     if "clip_norm" in setup.options:
         mistakes.append((msg.HINT_NOT_CLIPPED, lambda: reference_epoch(setup, accumulate=k)[1]))
+    if setup.loss != "mse":
+        mistakes.append((msg.HINT_LOSS_ARGS, lambda: reference_epoch(setup, swapped=True, **setup.options)[1]))
     inputs = setup.lines() + [msg.LOOP_SETUP_START.format(stale=STALE_GRAD)]
     source = msg.LOOP_REFERENCE.format(function="train_epoch")
     compare_params(ctx, answer["params"], model, "after one epoch", inputs=inputs, source=source, mistakes=mistakes)
@@ -254,6 +269,7 @@ def check_epoch(ctx: Context, setup: Setup, *, full: bool = True) -> None:
 def train_epoch(ctx: Context) -> None:
     check_epoch(ctx, Setup())
     ctx.forall(setups(), lambda setup: check_epoch(ctx, setup), examples=10)
+    check_epoch(ctx, Setup(loss="weighted"))  # MSE cannot tell loss_fn(prediction, target) from the reverse
 
 
 # ----- 5.2 evaluate -----
@@ -261,11 +277,18 @@ def train_epoch(ctx: Context) -> None:
 
 @task("5.2")
 def evaluate(ctx: Context) -> None:
-    setup = Setup(n=11, batch_size=4)
+    for setup, starts in ((Setup(n=11, batch_size=4), (True, False)),
+                          # MSE cannot tell loss_fn(prediction, target) from the reverse
+                          (Setup(n=12, batch_size=4, loss="weighted"), (False,))):
+        check_evaluate(ctx, setup, starts)
+
+
+def check_evaluate(ctx: Context, setup: Setup, starts: tuple[bool, ...]) -> None:
     model = setup.network()
-    expected = ref_train.evaluate(model, setup.loader(), ref_nn.MSELoss())
+    expected = ref_train.evaluate(model, setup.loader(), setup.loss_fn())
+    swapped = ref_train.evaluate(model, setup.loader(), setup.loss_fn(swapped=True))
     inputs = setup.lines()
-    for start in (True, False):
+    for start in starts:
         mode = "training" if start else "eval"
         args = {k: v for k, v in setup.args().items() if k not in ("lr", "momentum")}
         answer = ctx.ask("evaluate_watched", f"running evaluate on a model in {mode} mode", **args,
@@ -281,8 +304,9 @@ def evaluate(ctx: Context) -> None:
             raise CheckFailed(msg.LOOP_MODE.format(where="after evaluate", subject="grad mode", got="off",
                                                    expected="on again", hint=msg.HINT_GRAD_MODE_BACK,
                                                    **msg.header(ctx.task)))
+        hint = msg.HINT_LOSS_ARGS if setup.loss != "mse" and np.isclose(loss, swapped, **MATCH) else msg.HINT_MEAN_LOSS
         ctx.compare(np.float64(loss), expected, "mean batch loss evaluate returned", inputs=inputs,
-                    source=msg.LOOP_REFERENCE.format(function="evaluate"), hint=msg.HINT_MEAN_LOSS, tol=TOL)
+                    source=msg.LOOP_REFERENCE.format(function="evaluate"), hint=hint, tol=TOL)
         compare_params(ctx, answer["params"], model, "after evaluate (it must not train)", inputs=inputs,
                        source=msg.LOOP_WEIGHTS_BEFORE)
 
@@ -337,6 +361,8 @@ def check_clip(ctx: Context, grads: list, max_norm: float) -> None:
 
 
 CLIP_GRADS = [np.array([[1.0, -2.0, 0.5], [2.5, 0.0, -1.5]]), None, np.array([3.0, -1.0])]
+# A 0-d parameter's grad (a 0-d ndarray, contract.md) must be scaled in place like any other.
+CLIP_GRADS_0D = [np.array(3.0), np.array([0.5, -1.0])]
 
 
 def grad_lists():
@@ -349,6 +375,7 @@ def grad_lists():
 def accumulation_and_clipping(ctx: Context) -> None:
     check_clip(ctx, CLIP_GRADS, 1.0)  # norm about 5.1: clipped
     check_clip(ctx, CLIP_GRADS, 10.0)  # left alone
+    check_clip(ctx, CLIP_GRADS_0D, 0.1)
     ctx.forall(st.tuples(grad_lists(), st.sampled_from([0.1, 1.0, 3.0, 100.0])),
                lambda drawn: check_clip(ctx, *drawn), examples=15)
     base = Setup(n=14, batch_size=2)  # 7 batches
@@ -508,3 +535,7 @@ def check_resume(ctx: Context, path: str) -> None:
 def checkpoint(ctx: Context) -> None:
     for path in CKPT_PATHS:
         check_resume(ctx, path)
+    answer = ctx.ask("resume_from_pickle", "resuming fit from a checkpoint that holds a pickle",
+                     **CKPT_SETUP.args(), path=CKPT_PATHS[0])
+    if answer["tripped"] is not False:
+        raise CheckFailed(msg.CKPT_UNPICKLED.format(**msg.header(ctx.task)))

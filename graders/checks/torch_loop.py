@@ -32,7 +32,7 @@ TIMEOUT = {"cpu": 20.0, "cuda": 60.0}  # the first request imports torch (and in
 class TorchSetup:
     hidden: int = 16
     n: int = 48
-    n_val: int = 16
+    n_val: int = 48  # three validation batches: one would hide how their losses are averaged
     batch_size: int = 16
     lr: float = 0.05
     momentum: float = 0.9
@@ -55,7 +55,22 @@ class TorchSetup:
                 for i in range(0, len(X), self.batch_size)]
 
     def lines(self, device: str) -> list[str]:
-        return [msg.TORCH_SETUP.format(batches=-(-self.n // self.batch_size), device=device, **vars(self))]
+        return [msg.TORCH_SETUP.format(batches=-(-self.n // self.batch_size), device=device, loss=msg.LOSS_WEIGHTED,
+                                       **vars(self))]
+
+
+class WeightedLoss(torch.nn.Module):
+    """LOSS_WEIGHTED: unlike MSELoss, it tells loss_fn(prediction, target) from the reverse. The worker builds
+    the same loss (graders/worker/verbs_torch.py); the judge and the worker share no code."""
+
+    def __init__(self, swapped: bool = False):
+        super().__init__()
+        self.swapped = swapped
+
+    def forward(self, input, target):
+        if self.swapped:
+            input, target = target, input
+        return ((input - target) ** 2 * (1.0 + target ** 2)).mean()
 
 
 class _NoZeroGrad(SGD):
@@ -63,14 +78,15 @@ class _NoZeroGrad(SGD):
         pass
 
 
-def reference_run(setup: TorchSetup, device: str, optimizer_class=SGD):
-    """(history, final parameters) of the reference fit_torch on the same weights and batches."""
+def reference_run(setup: TorchSetup, device: str, optimizer_class=SGD, swapped: bool = False):
+    """(history, final parameters) of the reference fit_torch on the same weights and batches; ``swapped``
+    models the known mistake loss_fn(target, prediction)."""
     X, Y, val = setup.data()
     net = torch.nn.Sequential(torch.nn.Linear(1, setup.hidden), torch.nn.ReLU(),
                               torch.nn.Linear(setup.hidden, 1)).double()
     net.load_state_dict({k: torch.from_numpy(v) for k, v in setup.state().items()})
     optimizer = optimizer_class(net.parameters(), setup.lr, setup.momentum)
-    history = reference_fit_torch(net, setup.batches(X, Y), optimizer, torch.nn.MSELoss(), setup.epochs,
+    history = reference_fit_torch(net, setup.batches(X, Y), optimizer, WeightedLoss(swapped), setup.epochs,
                                   device=device, val_loader=setup.batches(*val))
     return history, [p.detach().cpu().numpy() for p in net.parameters()]
 
@@ -121,7 +137,8 @@ def check_fit_torch(ctx: Context, device: str, setup: TorchSetup = TorchSetup())
     inputs, source = setup.lines(device), msg.TORCH_SOURCE.format(device=device)
     hint = None
     if not all(np.allclose(y, e, rtol=TOL.rtol, atol=TOL.atol) for y, e in zip(yours, params)):
-        hint = known_mistake(yours, [(msg.HINT_TORCH_ZERO_GRAD, lambda: reference_run(setup, device, _NoZeroGrad)[1])])
+        hint = known_mistake(yours, [(msg.HINT_TORCH_ZERO_GRAD, lambda: reference_run(setup, device, _NoZeroGrad)[1]),
+                                     (msg.HINT_LOSS_ARGS, lambda: reference_run(setup, device, swapped=True)[1])])
     for key in ("train_loss", "val_loss"):
         ctx.compare(history[key], np.array(expected[key]), f'history["{key}"]', inputs=inputs, source=source,
                     hint=hint, tol=TOL)

@@ -133,6 +133,18 @@ class SGD:
         return loss
 
 
+def _weighted_loss():
+    """loss_fn(prediction, target) = mean((1 + target**2) * (prediction - target)**2): unlike MSELoss, it tells
+    its arguments apart."""
+    import torch
+
+    class WeightedLoss(torch.nn.Module):
+        def forward(self, input, target):
+            return ((input - target) ** 2 * (1.0 + target ** 2)).mean()
+
+    return WeightedLoss()
+
+
 def _pairs(X, Y, batch_size):
     return [(X[i:i + batch_size], Y[i:i + batch_size]) for i in range(0, len(X), batch_size)]
 
@@ -153,7 +165,7 @@ def fit_torch_watched(package, task, state, X, Y, val, batch_size, lr, momentum,
     valid = Batches(_pairs(val[0], val[1], batch_size), "validation", watch)
     fit_torch = module(package, "torch_loop").fit_torch
     try:
-        history = fit_torch(model, train, optimizer, torch.nn.MSELoss(), epochs, device=device, val_loader=valid)
+        history = fit_torch(model, train, optimizer, _weighted_loss(), epochs, device=device, val_loader=valid)
     except NotImplementedError as error:
         text = str(error)
         if task != "6.1" and text.startswith("Task 6.1"):  # the same function: 6.1's stub is this task's too
