@@ -4,7 +4,7 @@
     scratch/pkgs/sub_<m>/          the student's <m>.py beside the given code (the stubs) for the rest
     scratch/pkgs/sub_train/        the student's train.py beside the reference tensor, optim and data
     scratch/pkgs/sub_all/          every student module, the stubs for the missing ones (the end-to-end check)
-    scratch/pkgs/ref_unbroadcast/  the reference ``unbroadcast`` alone (tasks 1.2 and 1.3 use it)
+    scratch/pkgs/judge_unbroadcast/ a marker: its worker may ask the judge for ``unbroadcast`` (tasks 1.2, 1.3)
     scratch/pkgs/ref_epochs/       the reference train_epoch and evaluate alone (fit is graded over them)
     scratch/roots/<key>/           links to the packages one worker process may import (without bubblewrap)
     scratch/work/<key>/            one worker process's working directory (without bubblewrap)
@@ -16,10 +16,10 @@ the given code, the stubs students start from (generated from solutions/ as
 exercises/ is), so a worker holds no solution body of them: everything it can
 read there is public. Each worker process sees only the packages it serves
 (``graders.worker_process``). The reference code a worker still holds is what
-the judge grades over: the reference ``unbroadcast`` beside the student's rules
-of 1.2 and 1.3, the reference ``train_epoch`` and ``evaluate`` beside the
-student's ``fit``, and the reference engine, optimizer and DataLoader that the
-student's train.py runs over (``REFERENCE_UNDER``).
+the judge grades over: the reference ``train_epoch`` and ``evaluate`` beside
+the student's ``fit``, and the reference engine, optimizer and DataLoader that
+the student's train.py runs over (``REFERENCE_UNDER``). The student's rules of
+1.2 and 1.3 run over an ``unbroadcast`` the judge answers (``ORACLE_PACKAGES``).
 """
 
 from __future__ import annotations
@@ -35,9 +35,10 @@ from . import build, paths
 GRADED_MODULES = ("tensor", "optim", "data", "train", "torch_loop")
 # Parts of the reference lifted out of their modules: package -> (source file, file written, functions).
 REFERENCE_PARTS = {
-    "ref_unbroadcast": ("tensor.py", "__init__.py", ("unbroadcast",)),
     "ref_epochs": ("train.py", "train.py", ("train_epoch", "_step", "evaluate", "clip_grad_norm")),
 }
+# Packages that only mark a worker process, and what the judge answers it (graders.worker_process.ORACLES).
+ORACLE_PACKAGES = {"judge_unbroadcast": ("unbroadcast",)}
 # The graded modules whose checks run student code over reference modules (the loop tasks run the student's
 # train.py over the reference engine, optimizer and DataLoader); every other hybrid holds the given code only.
 REFERENCE_UNDER = {"train": ("tensor", "optim", "data")}
@@ -115,6 +116,10 @@ def lay_out(submission: Path, scratch_parent: Path | None = None) -> Layout:
         for name, (source, target, functions) in REFERENCE_PARTS.items():
             (root / "pkgs" / name).mkdir(parents=True)
             (root / "pkgs" / name / target).write_text(extract(reference[source.removesuffix(".py")], functions))
+        for name, oracles in ORACLE_PACKAGES.items():
+            (root / "pkgs" / name).mkdir(parents=True)
+            (root / "pkgs" / name / "__init__.py").write_text(
+                f'"""A marker: this worker may ask the judge for {", ".join(oracles)} (its answers, never code)."""\n')
         for name in GRADED_MODULES:
             under = {m: reference[m] for m in REFERENCE_UNDER.get(name, ())}
             _package(root / "pkgs" / f"sub_{name}", {**given, **under, **extras, **_pick(files, name)})

@@ -29,8 +29,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from . import sandbox
-from .layout import Layout
+from .layout import ORACLE_PACKAGES, Layout
 from .worker import protocol
 
 KEPT_ENV = ("LANG", "LC_ALL", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
@@ -48,7 +50,7 @@ REFERENCE_PART_OF_VERB = {"fit_history": "ref_epochs", "fit_resume": "ref_epochs
 # while it imports its own checks and torch. Only a hint: a group asked for and not running starts then.
 GROUPS_OF_TASK = {
     **dict.fromkeys(("1.1", "1.4", "1.5", "1.6", "1.7", "1.8", "2.1", "2.2", "2.3", "2.4"), (("sub_tensor",),)),
-    **dict.fromkeys(("1.2", "1.3"), (("sub_tensor", "ref_unbroadcast"),)),
+    **dict.fromkeys(("1.2", "1.3"), (("sub_tensor", "judge_unbroadcast"),)),
     **dict.fromkeys(("3.1", "3.2", "3.3"), (("sub_optim",),)),
     **dict.fromkeys(("4.1", "4.2"), (("sub_data",),)),
     **dict.fromkeys(("5.1", "5.2", "5.3"), (("sub_train",),)),
@@ -83,8 +85,32 @@ def group_of(verb: str, args: dict) -> tuple[str, ...]:
     packages = (package,) if isinstance(package, str) and package else ()
     part = REFERENCE_PART_OF_VERB.get(verb)
     if verb == "op_backward" and args.get("isolate_unbroadcast"):
-        part = "ref_unbroadcast"
+        part = "judge_unbroadcast"
     return packages + ((part,) if part else ())
+
+
+MAX_ORACLE_DIMS = 8
+
+
+def _unbroadcast_oracle(grad, shape) -> np.ndarray:
+    """``grad`` summed down to ``shape`` with torch (sum_to_size): what the reference unbroadcast returns."""
+    if not (isinstance(grad, np.ndarray) and grad.dtype == np.float64 and grad.ndim <= MAX_ORACLE_DIMS):
+        raise ValueError(f"unbroadcast needs a float64 array of at most {MAX_ORACLE_DIMS} axes")
+    if not (isinstance(shape, list) and len(shape) <= MAX_ORACLE_DIMS
+            and all(type(n) is int and n >= 0 for n in shape)):
+        raise ValueError("unbroadcast needs a shape of sizes")
+    import torch
+
+    try:
+        summed = torch.from_numpy(grad).sum_to_size(shape) if shape else torch.from_numpy(grad).sum()
+    except RuntimeError:
+        raise ValueError(f"a gradient of shape {grad.shape} cannot be summed down to shape {tuple(shape)}") from None
+    return np.array(summed.numpy(), dtype=np.float64).reshape(shape)
+
+
+# What a worker may ask the judge for in the middle of a request (worker.main.ask_judge), by name; a worker
+# process is offered the oracles of the marker packages it serves (graders.layout.ORACLE_PACKAGES).
+ORACLES = {"unbroadcast": _unbroadcast_oracle}
 
 
 def refused(packages: tuple[str, ...]) -> dict[str, str]:
@@ -94,6 +120,19 @@ def refused(packages: tuple[str, ...]) -> dict[str, str]:
         names.update(dict.fromkeys(sandbox.AUTODIFF, "only torch_loop.py may import torch or another "
                                                      "autodiff library (contract.md)"))
     return names
+
+
+def _answer_call(call, packages: tuple[str, ...]) -> dict:
+    """The judge's answer to a worker's ask_judge: {"value": ...}, or {"refused": why} for arguments the oracle
+    will not take. Asking for what this process is not offered breaks the protocol (WorkerDied)."""
+    offered = {name for package in packages for name in ORACLE_PACKAGES.get(package, ())}
+    name = call.get("name") if isinstance(call, dict) else None
+    if name not in offered or not isinstance(call.get("args"), dict):
+        raise protocol.ProtocolError(f"the worker asked the judge for {str(name)[:40]!r}, which it is not offered")
+    try:
+        return {"value": ORACLES[name](**call["args"])}
+    except (TypeError, ValueError) as error:
+        return {"refused": str(error)[:300]}
 
 
 class WorkerDied(Exception):
@@ -346,7 +385,11 @@ class Worker:
         cpu_before = self._cpu_seconds(process) if measure_cpu else 0.0
         try:
             protocol.write_all(process.to_worker, protocol.encode({"verb": verb, "args": args}))
-            reply = protocol.decode(self._reader(process.from_worker, deadline, process.popen))
+            reader = self._reader(process.from_worker, deadline, process.popen)
+            reply = protocol.decode(reader)
+            while isinstance(reply, dict) and set(reply) == {"call"}:
+                protocol.write_all(process.to_worker, protocol.encode(_answer_call(reply["call"], packages)))
+                reply = protocol.decode(reader)
         except WorkerTimedOut:
             self._stop(key)
             raise

@@ -3,11 +3,14 @@ nothing of the reference solution on the student's side)."""
 
 from __future__ import annotations
 
+import shutil
+
 from graders import build, layout, paths
+from graders.grade import FAILED, PASSED, grade
 
 # The packages that still hold reference code, each for a reason the layout's docstring gives: the loop tasks
-# run the student's train.py over the reference engine, optimizer and DataLoader, and two tasks grade over a
-# part of the reference. Stand-ins are to replace them.
+# run the student's train.py over the reference engine, optimizer and DataLoader, and fit is graded over the
+# reference train_epoch and evaluate. Stand-ins are to replace them.
 STILL_HOLDING = {"sub_train", *layout.REFERENCE_PARTS}
 
 
@@ -58,3 +61,26 @@ def test_the_check_finds_a_solution_body_where_there_is_one():
     text = (paths.SOLUTIONS / "tensor.py").read_text()
     assert all(holds(text, body) for where, body in bodies if where.startswith("tensor.py"))
     assert not any(holds((paths.EXERCISES / "tensor.py").read_text(), body) for _, body in bodies if len(body) > 1)
+
+
+ASKS_THE_JUDGE = '''
+
+def unbroadcast(grad, shape):
+    from worker.main import ask_judge
+
+    return ask_judge("unbroadcast", grad=np.asarray(grad, dtype=np.float64), shape=[int(n) for n in shape])
+'''
+
+
+def test_the_rules_of_1_2_and_1_3_run_over_the_judges_unbroadcast_which_1_1_cannot_ask_for(tmp_path):
+    """The reference unbroadcast no longer travels to a worker: the judge answers it for the rules of 1.2 and 1.3.
+    Does a submission whose own unbroadcast asks the judge for the answer lose 1.1 (it is not offered there),
+    while the reference rules of 1.2 pass over the judge's unbroadcast?"""
+    folder = tmp_path / "asks"
+    shutil.copytree(paths.SOLUTIONS, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    (folder / "tensor.py").write_text((folder / "tensor.py").read_text() + ASKS_THE_JUDGE)
+    results = {r.task.id: r for r in grade(folder, task_ids=("1.1", "1.2")).results}
+    assert results["1.1"].status == FAILED and "student process died" in results["1.1"].message, \
+        results["1.1"].message
+    reference = {r.task.id: r.status for r in grade(paths.SOLUTIONS, task_ids=("1.2", "1.3")).results}
+    assert reference == {"1.2": PASSED, "1.3": PASSED}

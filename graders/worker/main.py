@@ -25,6 +25,20 @@ def verb(function):
 
 
 _PACKAGE_ROOT = ""
+_CHANNEL: list = []  # (read the request pipe, the response pipe's fd) while serving
+
+
+def ask_judge(name: str, **args):
+    """Ask the judge for ``name`` in the middle of a request, and wait for the value. The judge answers only
+    what the request's worker process is offered (graders.worker_process.ORACLES): the code of such an
+    answer never reaches a worker. A refusal raises ValueError with the judge's reason."""
+    read, response_fd = _CHANNEL
+    protocol.write_all(response_fd, protocol.encode({"call": {"name": name, "args": args}}))
+    answer = protocol.decode(read)
+    if not isinstance(answer, dict) or "value" not in answer:
+        raise ValueError(answer.get("refused", "the judge would not answer") if isinstance(answer, dict) else
+                         "the judge would not answer")
+    return answer["value"]
 
 
 def package(name: str):
@@ -84,6 +98,7 @@ def serve(request_fd: int, response_fd: int, package_root: str, preload: tuple[s
         sys.meta_path.insert(0, Refuse(refuse))
 
     read = protocol.fd_reader(request_fd)
+    _CHANNEL[:] = [read, response_fd]
     while True:
         try:
             request = protocol.decode(read)
