@@ -76,10 +76,32 @@ def decode(read_exactly) -> object:
         arrays = []
         for _ in range(count):
             (length,) = struct.unpack(">Q", take(8))
-            arrays.append(np.load(io.BytesIO(take(length)), allow_pickle=False))
+            arrays.append(_load_array(take(length)))
+        return _unpack(header, arrays)
+    except RecursionError:
+        raise ProtocolError("malformed frame: nested too deeply") from None
     except (ValueError, OSError, struct.error) as error:
         raise ProtocolError(f"malformed frame: {error}") from None
-    return _unpack(header, arrays)
+
+
+def _load_array(blob: bytes) -> np.ndarray:
+    """One ``.npy`` array, its header checked before anything is allocated: no objects (no pickle), and no more
+    elements than the bytes that follow the header hold."""
+    buffer = io.BytesIO(blob)
+    version = np.lib.format.read_magic(buffer)
+    if version not in ((1, 0), (2, 0)):
+        raise ValueError(f"npy version {version}")
+    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    shape, _, dtype = read_header(buffer)
+    if dtype.hasobject:
+        raise ValueError("an array of objects")
+    elements = 1
+    for side in shape:
+        elements *= side
+    if elements * dtype.itemsize > len(blob) - buffer.tell():
+        raise ValueError(f"an array header claims shape {shape}, more than its {len(blob)} bytes hold")
+    buffer.seek(0)
+    return np.load(buffer, allow_pickle=False)
 
 
 def fd_reader(fd: int):
