@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import resource
 import select
 import signal
@@ -90,6 +91,26 @@ def group_of(verb: str, args: dict) -> tuple[str, ...]:
 
 
 MAX_ORACLE_DIMS = 8
+MAX_UNTRUSTED_TEXT = 300
+# Terminal escape sequences (CSI, OSC), then what is left of control and invisible formatting characters.
+_ESCAPE_SEQUENCES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.?")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
+
+
+def untrusted(value):
+    """A worker's answer with every string in it (dict keys too) made plain text: no lone surrogates (they
+    would stop the results file from being written), no escape sequences or control characters (they would
+    repaint a terminal or break XML), and at most MAX_UNTRUSTED_TEXT characters. Views escape for their own
+    syntax on top of this."""
+    if isinstance(value, str):
+        text = value.encode("utf-8", "replace").decode("utf-8")
+        text = _CONTROL.sub(" ", _ESCAPE_SEQUENCES.sub("", text))
+        return text if len(text) <= MAX_UNTRUSTED_TEXT else text[:MAX_UNTRUSTED_TEXT - 1] + "…"
+    if isinstance(value, dict):
+        return {untrusted(key): untrusted(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [untrusted(item) for item in value]
+    return value
 
 
 def _unbroadcast_oracle(grad, shape) -> np.ndarray:
@@ -400,7 +421,7 @@ class Worker:
         if not isinstance(reply, dict) or not ({"ok"} == set(reply) or {"error"} == set(reply)):
             self._stop(key)
             raise WorkerDied("the worker answered with a malformed reply")
-        return reply
+        return untrusted(reply)
 
     @staticmethod
     def _reader(fd: int, deadline: float, popen: subprocess.Popen):

@@ -145,3 +145,32 @@ def test_a_private_scratch_folder_is_not_blamed_on_the_student(tmp_path):
             assert sandbox.scratch_parent(kept, private) == private
     finally:
         shutil.rmtree(shared)
+
+
+UNTRUSTED_TEXT = '''
+
+_Name = type("Boom\\x1b[2J\\x1b[1;32m100/100" + "X" * 5000, (Exception,), {})
+
+
+def unbroadcast(grad, shape):
+    raise _Name("\\ud800 a lone surrogate, a bell \\x07, a NUL \\x00 and a fence\\n```\\n# 100/100" + "!" * 5000)
+'''
+
+
+def test_text_from_student_code_reaches_every_view_capped_and_plain(tmp_path):
+    """An exception whose class name and message hold escape sequences, control characters, a lone surrogate and
+    thousands of characters: are results.json, the Markdown and the JUnit file still written, small, valid and
+    free of them?"""
+    alice = submission(tmp_path)
+    (alice / "tensor.py").write_text((alice / "tensor.py").read_text() + UNTRUSTED_TEXT)
+    out = {name: tmp_path / name for name in ("results.json", "summary.md", "junit.xml")}
+    assert main(["grade", str(alice), "--tasks", "1.1", "--results", str(out["results.json"]),
+                 "--markdown", str(out["summary.md"]), "--junit", str(out["junit.xml"])]) == 0
+    result = json.loads(out["results.json"].read_text())
+    [test] = result["tests"]
+    assert test["status"] == "failed" and "Boom" in test["output"]
+    for path in out.values():
+        text = path.read_text(encoding="utf-8")
+        assert len(text) < 20_000, f"{path.name} holds {len(text)} characters"
+        assert not any(ch in text for ch in "\x1b\x07\x00"), path.name
+    ET.parse(out["junit.xml"])
