@@ -7,6 +7,7 @@ same submission always gives byte-identical files.
 from __future__ import annotations
 
 import json
+import re
 from xml.etree import ElementTree as ET
 
 from . import messages as msg
@@ -79,10 +80,18 @@ def markdown(result: dict) -> str:
                    f"| {icon} {_status(test)} |")
     for test in result["tests"]:
         if _status(test) not in (PASSED, SKIPPED):
-            out += ["", f"<details><summary>{test['name']}</summary>", "", "```", test["output"], "```", "",
+            fence = _fence(test["output"])
+            out += ["", f"<details><summary>{test['name']}</summary>", "", fence, test["output"], fence, "",
                     "</details>"]
     out += ["", f"<sub>{result['output']}</sub>", ""]
     return "\n".join(out)
+
+
+def _fence(text: str) -> str:
+    """A code fence longer than any run of backticks in ``text`` (CommonMark closes a fence only with at least
+    as many), so text from student code can never close it and write Markdown of its own."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
 
 
 def junit(result: dict) -> str:

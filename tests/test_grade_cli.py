@@ -153,7 +153,8 @@ _Name = type("Boom\\x1b[2J\\x1b[1;32m100/100" + "X" * 5000, (Exception,), {})
 
 
 def unbroadcast(grad, shape):
-    raise _Name("\\ud800 a lone surrogate, a bell \\x07, a NUL \\x00 and a fence\\n```\\n# 100/100" + "!" * 5000)
+    raise _Name("\\ud800 a lone surrogate, a bell \\x07, a NUL \\x00, a fence ```` and a line\\n```\\n# 100/100"
+                + "!" * 5000)
 '''
 
 
@@ -174,3 +175,10 @@ def test_text_from_student_code_reaches_every_view_capped_and_plain(tmp_path):
         assert len(text) < 20_000, f"{path.name} holds {len(text)} characters"
         assert not any(ch in text for ch in "\x1b\x07\x00"), path.name
     ET.parse(out["junit.xml"])
+    # The message's own backticks cannot close the block it is shown in (its fence is longer), and nothing of
+    # it starts a line of its own.
+    lines = out["summary.md"].read_text().splitlines()
+    fences = [i for i, line in enumerate(lines) if line and set(line) == {"`"}]
+    shown = next(i for i, line in enumerate(lines) if "a fence ````" in line)
+    assert len(fences) == 2 and fences[0] < shown < fences[1] and len(lines[fences[0]]) == 5, "\n".join(lines)
+    assert not any(line.startswith("# 100/100") for line in lines)
