@@ -58,7 +58,8 @@ def atomic_write(path: Path, data: str | bytes) -> None:
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as f:
-            f.write(data.encode() if isinstance(data, str) else data)
+            # surrogateescape: a student's folder name that is not UTF-8 goes back out as the bytes it came in as
+            f.write(data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data)
         os.chmod(temporary, 0o666 & ~_umask())  # as open() would have made it (mkstemp makes it 0600)
         os.replace(temporary, path)
     except BaseException:
@@ -104,7 +105,7 @@ def write_csv(path: Path, records: list[Record], task_ids: tuple[str, ...]) -> N
 
 def read_csv(path: Path) -> tuple[tuple[str, ...], list[Record]]:
     """The task ids (the columns between student and total) and the rows of a grades.csv, as records."""
-    with open(path, newline="") as f:
+    with open(path, newline="", encoding="utf-8", errors="surrogateescape") as f:
         rows = list(csv.reader(f))
     header, body = rows[0], rows[1:]
     task_ids = tuple(header[1:-len(FIXED_COLUMNS)])

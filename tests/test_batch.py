@@ -67,7 +67,7 @@ def grade_alone(folder: Path, results: Path) -> bytes:
 
 
 def csv_rows(path: Path, *, seconds: bool = False) -> list[dict]:
-    with open(path, newline="") as f:
+    with open(path, newline="", encoding="utf-8", errors="surrogateescape") as f:
         rows = list(csv.DictReader(f))
     if not seconds:
         for row in rows:
@@ -483,3 +483,29 @@ def test_without_matplotlib_the_picture_is_skipped_with_one_line(tmp_path, monke
     assert outputs.write_picture(report, tmp_path, warn=heard.append) is None
     assert heard == [messages.NO_PICTURES]
     assert not (tmp_path / "loss.png").exists()
+
+
+@pytest.mark.slow
+def test_intake_opens_only_regular_files_and_keeps_any_name(tmp_path):
+    """A class with a FIFO and a sparse terabyte file beside a student's package, and a folder whose name is not
+    UTF-8: does grade-all finish without reading either file, grade all three, write every row with the name's
+    bytes intact, and, run again, find everyone unchanged?"""
+    subs = tmp_path / "submissions"
+    make_submission(subs, "alice", [])
+    noisy = make_submission(subs, "bob", [])
+    os.mkfifo(noisy / "pipe")  # opening it would wait for a writer forever
+    with open(noisy / "data.bin", "wb") as f:
+        f.truncate(2**40)  # a terabyte of holes: reading it would take hours
+    odd = os.fsdecode(b"caf\xe9")
+    make_submission(subs, odd, [])
+    out = tmp_path / "out"
+    first = batch.grade_all(subs, out, jobs=1, settings=batch.Settings(tasks=("1.1",)))
+    assert (first.graded, first.failed) == (3, 0)
+    rows = {r["student"]: r for r in csv_rows(out / "grades.csv")}
+    assert rows == {name: rows[name] for name in ("alice", "bob", odd)}
+    assert all(row["1.1"] == "4" for row in rows.values())
+    assert b"caf\xe9," in (out / "grades.csv").read_bytes()
+    _, records = gradebook.read_csv(out / "grades.csv")
+    assert sorted(r.student for r in records) == sorted(["alice", "bob", odd])
+    again = batch.grade_all(subs, out, jobs=1, settings=batch.Settings(tasks=("1.1",)))
+    assert (again.skipped, again.graded) == (3, 0)
