@@ -231,15 +231,23 @@ def release_uid(uid: int) -> None:
         lease.close()
 
 
+QUIET_SCANS = 3  # a process forked while its parent was being killed shows up a scan later
+
+
 def kill_uid(uid: int, rounds: int = 200) -> bool:
     """SIGKILL every process whose real uid is ``uid`` until none is left; True when none is.
 
-    Each process is signalled through a pidfd opened before its uid is read
-    again, so a pid reused by another process is never signalled.
+    Done only after QUIET_SCANS scans in a row find none: a child forked (a
+    setsid daemon's double fork) while its parent was being killed can appear
+    after one empty scan. Each process is signalled through a pidfd opened
+    before its uid is read again, so a pid reused by another process is never
+    signalled.
     """
+    quiet = 0
     for _ in range(rounds):
         pids = processes_of(uid)
-        if not pids:
+        quiet = 0 if pids else quiet + 1
+        if quiet >= QUIET_SCANS:
             return True
         for pid in pids:
             signal_if_uid(pid, uid, signal.SIGKILL)
