@@ -70,20 +70,6 @@ def make_submission(tmp_path: Path, name: str, patches: Iterable) -> Path:
     return folder
 
 
-# ----- the engine's body in solutions/tensor.py, from reading a given grad to storing a leaf's -----
-SEED_TO_LEAF = """\
-        grad = np.asarray(grad.data if isinstance(grad, Tensor) else grad, dtype=np.float64)
-        if grad.shape != self.shape:
-            raise ValueError(f"grad has shape {grad.shape}, expected this tensor's shape {self.shape}")
-
-        grads = {id(self): grad}
-        for node in _reverse_topological_order(self):
-            g = grads.pop(id(node))
-            if not node._parents:
-                if node.requires_grad:
-                    node.grad = np.array(g, dtype=np.float64) if node.grad is None else np.asarray(node.grad + g)
-"""
-
 # ----- the engine's body in solutions/tensor.py, from the seed to the end of the walk -----
 ENGINE_WALK = """\
         grads = {id(self): grad}
@@ -97,6 +83,14 @@ ENGINE_WALK = """\
                 if parent.requires_grad:
                     grads[id(parent)] = grads[id(parent)] + pg if id(parent) in grads else pg
 """
+
+# ----- the engine's body in solutions/tensor.py, from reading a given grad to storing a leaf's -----
+SEED_TO_LEAF = """\
+        grad = np.asarray(grad.data if isinstance(grad, Tensor) else grad, dtype=np.float64)
+        if grad.shape != self.shape:
+            raise ValueError(f"grad has shape {grad.shape}, expected this tensor's shape {self.shape}")
+
+""" + "".join(ENGINE_WALK.splitlines(keepends=True)[:6])
 
 TOPOLOGICAL_ORDER = """\
     order, visited = [], {id(root)}
