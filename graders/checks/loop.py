@@ -100,7 +100,8 @@ class Setup:
 
 
 def weighted_loss(pred, target):
-    """LOSS_WEIGHTED on the reference engine (the worker builds the same from the package's Tensor ops)."""
+    """LOSS_WEIGHTED, on the reference engine's Tensors or on torch tensors (task 6.1's WeightedLoss); the worker
+    has its own copy (graders/worker/verbs_loop.py): the judge and the worker share no code."""
     return ((pred - target) ** 2 * (target * target + 1.0)).mean()
 
 

@@ -21,7 +21,7 @@ from .. import reference
 from ..grade import Skip
 from ..worker.verbs_torch import SGD
 from .base import CheckFailed, Context, Tolerance, task
-from .loop import known_mistake, read_history, read_params
+from .loop import known_mistake, read_history, read_params, weighted_loss
 
 PACKAGE = "sub_torch_loop"
 TOL = Tolerance(rtol=1e-9, atol=1e-12)
@@ -68,9 +68,7 @@ class WeightedLoss(torch.nn.Module):
         self.swapped = swapped
 
     def forward(self, input, target):
-        if self.swapped:
-            input, target = target, input
-        return ((input - target) ** 2 * (1.0 + target ** 2)).mean()
+        return weighted_loss(target, input) if self.swapped else weighted_loss(input, target)
 
 
 class _NoZeroGrad(SGD):

@@ -55,12 +55,15 @@ def _probe(package, inner, watch):
     return Probe()
 
 
+def weighted_loss(pred, target):
+    """loss_fn(prediction, target) = mean((1 + target**2) * (prediction - target)**2): unlike MSE, it tells its
+    arguments apart. Written with the ops both a package's Tensor and a torch tensor have (verbs_torch uses it)."""
+    return ((pred - target) ** 2 * (target * target + 1.0)).mean()
+
+
 def _loss_fn(package, kind):
-    """The package's MSELoss, or ("weighted") a loss that tells its arguments apart:
-    loss_fn(prediction, target) = mean((1 + target**2) * (prediction - target)**2)."""
-    if kind == "mse":
-        return module(package, "nn").MSELoss()
-    return lambda pred, target: ((pred - target) ** 2 * (target * target + 1.0)).mean()
+    """The package's MSELoss, or ("weighted") ``weighted_loss``."""
+    return module(package, "nn").MSELoss() if kind == "mse" else weighted_loss
 
 
 class _TrackedLoss:
@@ -284,9 +287,7 @@ class _Tripwire:
 def resume_from_pickle(package, sizes, state, X, Y, batch_size, lr, momentum, path, loss="mse"):
     """fit with ``checkpoint=path`` where path holds a checkpoint whose every array is a pickled object: whether
     loading it ran the pickle's code (whatever fit then raised or returned)."""
-    model = _network(package, sizes, state)
-    optimizer = module(package, "optim").SGD(model.parameters(), lr=lr, momentum=momentum)
-    names = ["epoch", "train_loss", "val_loss", *(f"model.{k}" for k in model.state_dict())]
+    names = ["epoch", "train_loss", "val_loss", *(f"model.{k}" for k in _network(package, sizes, state).state_dict())]
     arrays = {}
     for name in names:
         arrays[name] = np.empty((), dtype=object)
@@ -295,9 +296,7 @@ def resume_from_pickle(package, sizes, state, X, Y, batch_size, lr, momentum, pa
         np.savez(f, **arrays)
     _TRIPPED.clear()
     try:
-        with _reference_epochs(package):
-            module(package, "train").fit(model, _loader(package, X, Y, batch_size), optimizer,
-                                         _loss_fn(package, loss), 1, checkpoint=path)
+        _fit(package, sizes, state, X, Y, batch_size, lr, momentum, 1, checkpoint=path, loss=loss)
     except Exception:  # noqa: BLE001 - refusing the file is right; only whether the pickle ran is asked about
         pass
     finally:
