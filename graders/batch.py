@@ -61,12 +61,12 @@ class Settings:
 
 
 def graders_fingerprint() -> str:
-    """sha256 of the graders' and the reference solution's source: a fixed grader bug means a regrade."""
+    """sha256 of the graders' source and the given code: a fixed grader bug means a regrade."""
     from . import paths
 
     digest = hashlib.sha256()
     here = Path(__file__).resolve().parent
-    files = sorted([*here.rglob("*.py"), *paths.SOLUTIONS.glob("*.py")])
+    files = sorted({*here.rglob("*.py"), *(paths.GIVEN / name for name in paths.given_modules())})
     for path in files:
         if "__pycache__" not in path.parts:
             digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
@@ -284,7 +284,7 @@ class Judge:
     """One judge process of the pool, with its own scratch folder and log."""
 
     def __init__(self, number: int, logs: Path):
-        self.scratch = Path(tempfile.mkdtemp(prefix="agl-judge-"))
+        self.scratch = Path(tempfile.mkdtemp(prefix="agl-judge-", dir=sandbox.scratch_base()))
         # Searchable, not listable: the grades it lays out here are reached by workers' uids (limits mode as root).
         self.scratch.chmod(0o711)
         self.log = logs / f"judge-{number}.log"

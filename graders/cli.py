@@ -7,9 +7,14 @@ import sys
 from pathlib import Path
 
 from . import __version__, build, cli_class, layout, paths, scorecard
+from . import messages as msg
 
 
 def _build_exercises(args) -> int:
+    if not paths.in_checkout():
+        print(msg.NEEDS_CHECKOUT.format(command="autograd-lab build-exercises", path=paths.SOLUTIONS),
+              file=sys.stderr)
+        return 2
     if args.check:
         stale = build.out_of_sync(paths.SOLUTIONS, args.out)
         if stale:

@@ -77,7 +77,7 @@ def _gradescope(args) -> int:
     from . import gradescope, paths
 
     try:
-        out, wheel = gradescope.build_zip(args.zip, paths.REPO)
+        out, wheel = gradescope.build_zip(args.zip, paths.REPO, args.wheel)
     except (FileNotFoundError, RuntimeError, OSError) as error:
         return _fail("gradescope", error)
     print(msg.GRADESCOPE_WRITTEN.format(zip=out, kib=out.stat().st_size // 1024, wheel=wheel))
@@ -138,4 +138,6 @@ def add_commands(sub) -> None:
                        description="Build the autograder zip to upload to Gradescope: setup.sh, run_autograder "
                                    "and this package's wheel.")
     s.add_argument("zip", type=Path, metavar="OUT.zip")
+    s.add_argument("--wheel", type=Path, metavar="FILE",
+                   help="put this autograd-lab wheel in the zip (default: build one from the checkout)")
     s.set_defaults(run=_gradescope)

@@ -50,11 +50,18 @@ def _worker_text(isolation: sandbox.Isolation) -> str:
                 "graded on; no network; cannot see or signal the judge; its /tmp and working folder are "
                 "private and size-capped")
     if isolation.drop and isolation.reads_all:
-        return (f"can READ every file on this machine, the reference solution included (the uid keeps "
-                f"CAP_DAC_READ_SEARCH: {sys.executable} is not reachable by other uids), but write only its "
-                "working folder and /tmp (swept after it); cannot signal the judge or read its memory")
+        return (f"can READ every file on this machine, other students' submissions and any checkout's solutions/ "
+                f"included (the uid keeps CAP_DAC_READ_SEARCH: {sys.executable} is not reachable by other uids, "
+                "and this machine allows no mount namespace to hide anything), but write only its working folder "
+                "and /tmp (swept after it); cannot signal the judge or read its memory")
+    if isolation.drop and sandbox.namespaces_work():
+        return ("reads what any user can read, less what a mount namespace of its own hides: other grades, the "
+                "folder of the submissions, the checkout's solutions/ and the graders; writes only its working "
+                "folder and /tmp (swept after it); cannot signal the judge; its command line names no folder")
     if isolation.drop:
-        return ("can read what any user can read, write only its working folder and /tmp (swept after it); "
-                "cannot signal the judge")
-    return ("runs as the judge's own uid: it can read and write whatever the judge can (the reference solution "
-            "and the results directory included); use bubblewrap, or run the judge as root to drop the worker")
+        return ("can read what any user can read (other students' submissions too, where their folders let "
+                "anyone read: this machine allows no mount namespace), write only its working folder and /tmp "
+                "(swept after it); cannot signal the judge")
+    return ("runs as the judge's own uid: it can read and write whatever the judge can (other students' "
+            "submissions, any checkout's solutions/ and the results directory included); use bubblewrap, or run "
+            "the judge as root to drop the worker")

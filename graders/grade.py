@@ -102,7 +102,9 @@ def grade(submission: Path, *, key: int | None = None, task_ids: tuple[str, ...]
     try:
         tasks = [task for task in TASKS if task_ids is None or task.id in task_ids]
         preload = ("torch",) if any(task.module == "torch_loop" for task in tasks) else ()
-        with Worker(lay, isolation=chosen, preload=preload) as worker:
+        where = Path(submission).resolve()
+        # Without bubblewrap the folders around the submission (its classmates') are hidden from the workers.
+        with Worker(lay, isolation=chosen, preload=preload, beside=(where.parent, where.parent.parent)) as worker:
             # The workers start (one imports torch) while the judge imports its checks (and torch).
             worker.start(tasks=tuple(task.id for task in tasks))
             load_all()

@@ -26,7 +26,7 @@ from . import messages as msg
 from .gradebook import atomic_write
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-SOURCE_PARTS = ("pyproject.toml", "README.md", "graders", "solutions")
+SOURCE_PARTS = ("pyproject.toml", "README.md", "graders", "exercises")  # never solutions/: the wheel holds none
 
 
 def torch_version() -> str:
@@ -45,7 +45,8 @@ def build_wheel(repo: Path, into: Path) -> Path:
     """The package's wheel, built from a clean copy of the checkout at ``repo`` (no build folders left in it)."""
     for part in SOURCE_PARTS:
         if not (repo / part).exists():
-            raise FileNotFoundError(msg.NEEDS_CHECKOUT.format(command="autograd-lab gradescope", path=repo / part))
+            raise FileNotFoundError(msg.NEEDS_CHECKOUT.format(command="autograd-lab gradescope", path=repo / part)
+                                    + msg.GRADESCOPE_OR_WHEEL)
     with tempfile.TemporaryDirectory(prefix="agl-wheel-") as tmp:
         source = Path(tmp) / "autograd-lab"
         source.mkdir()
@@ -63,11 +64,17 @@ def build_wheel(repo: Path, into: Path) -> Path:
     return next(Path(into).glob("autograd_lab-*.whl"))
 
 
-def build_zip(out: Path, repo: Path) -> tuple[Path, str]:
-    """Write the autograder zip to ``out``; returns it and the wheel's file name."""
+def build_zip(out: Path, repo: Path, wheel: Path | None = None) -> tuple[Path, str]:
+    """Write the autograder zip to ``out``; returns it and the wheel's file name. The wheel is ``wheel`` when
+    given (an installed package has no checkout to build one from), else built from the checkout at ``repo``."""
     version = torch_version()
     with tempfile.TemporaryDirectory(prefix="agl-gradescope-") as tmp:
-        wheel = build_wheel(repo, Path(tmp))
+        if wheel is not None:
+            if not (Path(wheel).is_file() and Path(wheel).name.startswith("autograd_lab-")
+                    and Path(wheel).suffix == ".whl"):
+                raise FileNotFoundError(msg.GRADESCOPE_NO_WHEEL.format(wheel=wheel))
+        else:
+            wheel = build_wheel(repo, Path(tmp))
         files = {
             "setup.sh": fill((TEMPLATES / "gradescope" / "setup.sh").read_text(), torch_version=version,
                              wheel=wheel.name),

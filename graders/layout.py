@@ -2,46 +2,46 @@
 
     scratch/runtime/worker/        the worker's code (a copy of graders/worker)
     scratch/pkgs/sub_<m>/          the student's <m>.py beside the given code (the stubs) for the rest
-    scratch/pkgs/sub_train/        the student's train.py beside the reference tensor, optim and data
+    scratch/pkgs/sub_train/        the student's train.py beside the given code and stand-ins (STANDINS)
     scratch/pkgs/sub_all/          every student module, the stubs for the missing ones (the end-to-end check)
-    scratch/pkgs/judge_unbroadcast/ a marker: its worker may ask the judge for ``unbroadcast`` (tasks 1.2, 1.3)
-    scratch/pkgs/ref_epochs/       the reference train_epoch and evaluate alone (fit is graded over them)
+    scratch/pkgs/judge_<what>/     a marker: its worker may ask the judge for <what> (ORACLE_PACKAGES)
     scratch/roots/<key>/           links to the packages one worker process may import (without bubblewrap)
     scratch/work/<key>/            one worker process's working directory (without bubblewrap)
     scratch/log/                   the workers' stdout and stderr, size-capped
 
 Each hybrid holds the given ``__init__.py``, so a broken file in one part of a
 submission costs only the tasks of that file. The other modules of a hybrid are
-the given code, the stubs students start from (generated from solutions/ as
-exercises/ is), so a worker holds no solution body of them: everything it can
-read there is public. Each worker process sees only the packages it serves
-(``graders.worker_process``). The reference code a worker still holds is what
-the judge grades over: the reference ``train_epoch`` and ``evaluate`` beside
-the student's ``fit``, and the reference engine, optimizer and DataLoader that
-the student's train.py runs over (``REFERENCE_UNDER``). The student's rules of
-1.2 and 1.3 run over an ``unbroadcast`` the judge answers (``ORACLE_PACKAGES``).
+the given code, the stubs students start from (``paths.GIVEN``), so a worker
+holds no solution body: everything it can read there is public. The loop tasks
+run the student's train.py over stand-ins that compute with torch
+(graders/worker/standins.py) instead of an engine and an optimizer; while fit
+is graded, its train_epoch and evaluate are the judge's answers, and the
+student's rules of 1.2 and 1.3 run over an ``unbroadcast`` the judge answers
+(``ORACLE_PACKAGES``). Each worker process sees only the packages it serves
+(``graders.worker_process``). Nothing here reads solutions/: the installed
+package does not hold it.
 """
 
 from __future__ import annotations
 
-import ast
 import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import build, paths
+from . import paths
 
 GRADED_MODULES = ("tensor", "optim", "data", "train", "torch_loop")
-# Parts of the reference lifted out of their modules: package -> (source file, file written, functions).
-REFERENCE_PARTS = {
-    "ref_epochs": ("train.py", "train.py", ("train_epoch", "_step", "evaluate", "clip_grad_norm")),
-}
 # Packages that only mark a worker process, and what the judge answers it (graders.worker_process.ORACLES).
-ORACLE_PACKAGES = {"judge_unbroadcast": ("unbroadcast",)}
-# The graded modules whose checks run student code over reference modules (the loop tasks run the student's
-# train.py over the reference engine, optimizer and DataLoader); every other hybrid holds the given code only.
-REFERENCE_UNDER = {"train": ("tensor", "optim", "data")}
+ORACLE_PACKAGES = {"judge_unbroadcast": ("unbroadcast",), "judge_epochs": ("train_epoch", "evaluate")}
+# Modules of a hybrid that are stand-ins in place of the given code: they re-export the worker's torch-backed
+# Tensor and optimizers (graders/worker/standins.py, imported by the worker before any student code).
+_STANDIN = '"""A stand-in for the loop checks: {what} computed with torch (graders/worker/standins.py)."""\n\n'
+STANDINS = {"train": {
+    "tensor": _STANDIN.format(what="the Tensor") +
+    "from worker.standins import Tensor, is_grad_enabled, no_grad, op, unbroadcast  # noqa: F401\n",
+    "optim": _STANDIN.format(what="SGD and Adam") + "from worker.standins import SGD, Adam  # noqa: F401\n",
+}}
 MAX_SUBMISSION_BYTES = 2 * 2**20
 
 
@@ -110,19 +110,14 @@ def lay_out(submission: Path, scratch_parent: Path | None = None) -> Layout:
     try:
         shutil.copytree(Path(__file__).parent / "worker", root / "runtime" / "worker",
                         ignore=shutil.ignore_patterns("__pycache__"))
-        reference = {p.stem: p for p in paths.SOLUTIONS.glob("*.py")}
-        given = {Path(name).stem: text for name, text in build.expected_exercises(paths.SOLUTIONS).items()}
-        extras = {name: p for name, p in files.items() if name not in reference}
-        for name, (source, target, functions) in REFERENCE_PARTS.items():
-            (root / "pkgs" / name).mkdir(parents=True)
-            (root / "pkgs" / name / target).write_text(extract(reference[source.removesuffix(".py")], functions))
+        given = {Path(name).stem: text for name, text in paths.given_modules().items()}
+        extras = {name: p for name, p in files.items() if name not in given}
         for name, oracles in ORACLE_PACKAGES.items():
             (root / "pkgs" / name).mkdir(parents=True)
             (root / "pkgs" / name / "__init__.py").write_text(
                 f'"""A marker: this worker may ask the judge for {", ".join(oracles)} (its answers, never code)."""\n')
         for name in GRADED_MODULES:
-            under = {m: reference[m] for m in REFERENCE_UNDER.get(name, ())}
-            _package(root / "pkgs" / f"sub_{name}", {**given, **under, **extras, **_pick(files, name)})
+            _package(root / "pkgs" / f"sub_{name}", {**given, **STANDINS.get(name, {}), **extras, **_pick(files, name)})
         _package(root / "pkgs" / "sub_all", {**given, **extras, **{n: p for n, p in files.items() if n != "__init__"}})
         for folder in ("roots", "work", "log"):
             (root / folder).mkdir()
@@ -130,25 +125,6 @@ def lay_out(submission: Path, scratch_parent: Path | None = None) -> Layout:
         shutil.rmtree(root, ignore_errors=True)
         raise
     return Layout(root, tuple(m for m in GRADED_MODULES if m not in files))
-
-
-def extract(source: Path, functions: tuple[str, ...]) -> str:
-    """The module-level imports of ``source`` and the named functions, and nothing else of it."""
-    text = source.read_text()
-    tree = ast.parse(text)
-    lines = text.splitlines(keepends=True)
-    found = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
-    missing = [name for name in functions if name not in found]
-    if missing:
-        raise RuntimeError(f"{source}: no function {', '.join(missing)} to lift out of the reference")
-    parts = [f'"""Lifted from the reference {source.name}: {", ".join(functions)} only."""\n\n']
-    parts += ["".join(lines[node.lineno - 1:node.end_lineno]) for node in tree.body
-              if isinstance(node, (ast.Import, ast.ImportFrom))]
-    for name in functions:
-        node = found[name]
-        first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-        parts.append("\n\n" + "".join(lines[first - 1:node.end_lineno]))
-    return "".join(parts)
 
 
 def _pick(files: dict[str, Path], name: str) -> dict[str, Path]:

@@ -318,8 +318,8 @@ TORCH_MODEL_NOT_MOVED = ("Task {task} ({title}): fit_torch never called model.to
                          "seen: {calls}).\n  hint: move the model once, before training: model.to(device)")
 TORCH_BATCH_NOT_MOVED = ("Task {task} ({title}): {count} of the {total} batch tensors the loaders yielded were "
                          "never moved with .to({device!r}) (the first: {which}).\n"
-                         "  hint: move every batch, inputs and targets, in training and in validation: "
-                         "xb, yb = xb.to(device), yb.to(device)")
+                         "  hint: move every batch, inputs and targets, in training and in validation, with "
+                         ".to(device), as the model")
 HINT_TORCH_TRAIN = "call model.train() at the start of every epoch: validation left the model in eval mode"
 HINT_TORCH_EVAL = "call model.eval() before the validation loop"
 HINT_TORCH_NO_GRAD = "run the validation loop inside `with torch.no_grad():`"
@@ -408,6 +408,8 @@ EXAMPLES_WRITTEN = "{out}: wrote {files}"
 EXAMPLES_EXIST = "{path} exists; pass --force to replace it"
 NEEDS_CHECKOUT = ("{command} needs the autograd-lab repository, and {path} is missing: run it from a git "
                   "checkout installed with `pip install -e .`")
+GRADESCOPE_OR_WHEEL = " (or pass the package's wheel with --wheel FILE)"
+GRADESCOPE_NO_WHEEL = "{wheel}: not an autograd-lab wheel (autograd_lab-*.whl)"
 RELEASE_NOT_EMPTY = "{out} exists and is not empty; pass --force to write the bundle into it anyway"
 RELEASE_WRITTEN = ("{out}: the student bundle, {count} files: exercises/ (stubs, public tests, README) and "
                    ".github/workflows/autograde.yml; no solutions, no graders")

@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from . import build, messages, paths
+from . import messages, paths
 from .nbgrader_lesson import INTRO, OUTRO, PARTS, SETUP, task_heading
 from .notebook import GRADE_TIMEOUT
 from .tasks import TASKS
@@ -100,7 +100,7 @@ def build_course(course_dir: Path | str, assignment: str = DEFAULT_ASSIGNMENT, *
     if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", assignment):
         raise ValueError(messages.COURSE_BAD_ASSIGNMENT.format(assignment=assignment))
     course = Path(course_dir)
-    stubs = build.expected_exercises(paths.SOLUTIONS)
+    stubs = paths.given_modules()
     config, config_path = config_text(assignment, list(stubs)), course / "nbgrader_config.py"
     if config_path.exists() and config_path.read_text() != config and not force:
         raise FileExistsError(messages.COURSE_CONFIG_CHANGED.format(path=config_path))

@@ -1,13 +1,31 @@
-"""Where the reference solution and the generated exercises live."""
+"""Where the given code lives, and, in a checkout of the repository, the reference solution.
+
+The installed package holds no solution. ``GIVEN`` is the student's starting code (the stubs, the given
+modules, the public tests and README of exercises/), shipped in the wheel as ``graders/given``; in a
+checkout it is exercises/ itself. ``SOLUTIONS`` exists only in a checkout: build-exercises and the
+package's own tests read it, and nothing that grades does.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import solutions
-
-SOLUTIONS = Path(solutions.__file__).resolve().parent
-REPO = SOLUTIONS.parent
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+SOLUTIONS = REPO / "solutions"
 EXERCISES = REPO / "exercises"
+GIVEN = HERE / "given" if (HERE / "given").is_dir() else EXERCISES
 # The modules a submission holds, in the contract's order (lesson.py is given extra).
 STUDENT_MODULES = ("__init__", "tensor", "nn", "optim", "data", "train", "torch_loop")
+# The modules generated from solutions/ (stubs where graded, as they are where given).
+GIVEN_MODULES = (*STUDENT_MODULES, "lesson")
+
+
+def in_checkout() -> bool:
+    """Whether the reference solution is here: a git checkout, not an installed wheel."""
+    return (SOLUTIONS / "__init__.py").is_file() and (REPO / "pyproject.toml").is_file()
+
+
+def given_modules() -> dict[str, str]:
+    """File name to text of the given modules: what the student starts from, stubs included."""
+    return {f"{name}.py": (GIVEN / f"{name}.py").read_text() for name in sorted(GIVEN_MODULES)}

@@ -9,12 +9,13 @@ reference solution's on the same run.
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 import io
 import statistics
 
+from . import lesson
 from . import messages as msg
+from .lesson import BAR, NOISE_FLOOR
 
 LOSS_PNG = "loss.png"
 TOTALS_PNG = "class_totals.png"
@@ -55,23 +56,11 @@ def loss_data(report) -> dict | None:
     return None
 
 
-@functools.cache
-def reference_curve() -> tuple[float, ...]:
-    """The reference solution's train_loss per epoch on the lesson's run (the run task 5.4 asks of the student)."""
-    from solutions.lesson import run_numpy
-
-    from .checks.loop import LESSON  # imports torch: only when a curve is drawn
-
-    return tuple(float(v) for v in run_numpy(seed=LESSON["seed"], epochs=LESSON["epochs"]))
-
-
 def loss_png(data: dict) -> bytes:
     """The student's training loss per epoch against the noise floor, the bar and the reference curve."""
-    from .checks.loop import BAR, NOISE_FLOOR
-
     plt = _pyplot()
     figure, axes = plt.subplots(figsize=(6.4, 4.0))
-    reference = data.get("reference_loss") or reference_curve()
+    reference = data.get("reference_loss") or lesson.reference_curve()
     yours = [v if v > 0 else float("nan") for v in data["train_loss"]]
     axes.plot(range(1, len(yours) + 1), yours, color="tab:blue", linewidth=2.4, alpha=0.8, label=msg.LOSS_YOURS)
     axes.plot(range(1, len(reference) + 1), reference, color="black", linestyle="--", linewidth=1.0,

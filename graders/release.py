@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import __version__, build, paths
+from . import __version__, paths
 from . import messages as msg
 from .gradebook import atomic_write
 from .gradescope import TEMPLATES, fill, torch_version
@@ -32,12 +32,12 @@ EXAMPLES = {
 
 def bundle_files(package: str = DEFAULT_PACKAGE, exercises: Path | None = None) -> dict[str, str]:
     """Path in the bundle (POSIX) to the text it holds."""
-    exercises = Path(exercises or paths.EXERCISES)
+    exercises = Path(exercises or paths.GIVEN)
     needed = [exercises / name for name in PUBLIC_FILES] + [exercises / PUBLIC_TESTS]
     for path in needed:
         if not path.exists():
             raise FileNotFoundError(msg.NEEDS_CHECKOUT.format(command="autograd-lab release", path=path))
-    files = {f"exercises/{name}": text for name, text in build.expected_exercises(paths.SOLUTIONS).items()}
+    files = {f"exercises/{name}": (exercises / name).read_text() for name in paths.given_modules()}
     for name in PUBLIC_FILES:
         files[f"exercises/{name}"] = (exercises / name).read_text()
     for path in sorted((exercises / PUBLIC_TESTS).rglob("*")):

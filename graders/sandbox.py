@@ -5,9 +5,12 @@
 - Run as root, every worker process runs as an unprivileged uid of its own,
   leased for its lifetime (limits on processes do not bind root, and a uid of
   its own means that everything it left behind can be found and killed by
-  uid). Without bubblewrap, where the interpreter is not reachable by others
-  (a pyenv under /root), that uid keeps one capability, CAP_DAC_READ_SEARCH:
-  it can read every file, and write none of the judge's.
+  uid). Without bubblewrap it gets a mount namespace of its own in which
+  other grades, the folder of the submissions, the checkout's solutions/ and
+  the judge's code are covered by empty folders (``Hiding``); where the
+  interpreter is not reachable by others (a pyenv under /root), that uid
+  keeps one capability, CAP_DAC_READ_SEARCH: it can read every other file,
+  and write none of the judge's. Its command line names no folder.
 - With bubblewrap: no network, a private pid namespace that dies with the
   judge, the interpreter read-only (torch hidden from the workers of the numpy
   tasks; graders/ and solutions/ hidden where they are installed beside it),
@@ -68,13 +71,18 @@ class Isolation:
         if self.bubblewrap:
             parts.append("bubblewrap (no network, private pid namespace, read-only interpreter)")
         if self.drop and self.reads_all:
-            parts.append("an unprivileged uid that can read every file (no bubblewrap: nothing is hidden)")
+            parts.append("an unprivileged uid that can read every file (no bubblewrap, no mount namespace: nothing "
+                         "is hidden)")
+        elif self.drop and not self.bubblewrap and namespaces_work():
+            parts.append("an unprivileged uid, a mount namespace that hides other grades, the submissions' folder "
+                         "and the graders")
         elif self.drop:
             parts.append("an unprivileged uid")
         elif os.geteuid() == 0:
             parts.append("running as root (the process-count limit does not bind)")
         elif not self.bubblewrap:
-            parts.append("the judge's own uid (no bubblewrap: it can read and write what the judge can)")
+            parts.append("the judge's own uid (no bubblewrap: it can read and write what the judge can, other "
+                         "students' files included)")
         return ", ".join(parts)
 
     # ----- paths as the worker sees them -----
@@ -120,9 +128,51 @@ def choose(mode: str = "auto") -> Isolation:
         raise RuntimeError("bubblewrap was asked for, but `bwrap` is missing or cannot make a sandbox here "
                            "(Debian/Ubuntu: apt-get install bubblewrap)")
     drop = os.geteuid() == 0
-    # Everything the interpreter needs: a venv's python is often a link into a prefix under /root.
-    reads_all = drop and not use_bwrap and not all(_reachable_by_others(Path(p)) for p in _interpreter_paths())
+    # Everything the interpreter needs: a venv's python is often a link into a prefix under /root. A mount
+    # namespace makes it reachable (``Hiding``); where none can be made, the worker's uid must read everything.
+    reads_all = drop and not use_bwrap and not namespaces_work() and not all(
+        _reachable_by_others(Path(p)) for p in _interpreter_paths())
     return Isolation(use_bwrap, drop, reads_all)
+
+
+SCRATCH_BASE = "agl-scratch"
+
+
+def scratch_base(under: Path | None = None) -> Path:
+    """The judge's folder for grades (``<tmp>/agl-scratch``, searchable by the workers' uids, not listable), or
+    ``under`` itself when it lies in one already (a judge of grade-all). Without bubblewrap a worker sees none of it
+    but its own grade (``Hiding``). A folder of that name that is not the judge's own (a link, another owner's) is
+    left alone for a fresh one."""
+    here = Path(under or tempfile.gettempdir())
+    if any(p.name.startswith(SCRATCH_BASE) for p in [here, *here.parents]):
+        return here
+    base = here / SCRATCH_BASE
+    try:
+        base.mkdir(mode=0o711)
+    except FileExistsError:
+        pass
+    info = base.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+        base = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_BASE}-", dir=here))
+    base.chmod(0o711)
+    return base
+
+
+@functools.cache
+def namespaces_work() -> bool:
+    """True when this process may make a mount namespace and mount in it (root, with CAP_SYS_ADMIN: not in a
+    container that drops it): then a worker without bubblewrap still has folders hidden from it (``Hiding``)."""
+    if os.geteuid() != 0:
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    with tempfile.TemporaryDirectory(prefix="agl-probe-") as folder:
+        pid = os.fork()
+        if pid == 0:  # the child only makes system calls, then leaves
+            ok = libc.unshare(_CLONE_NEWNS) == 0 and libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) == 0 \
+                and libc.mount(b"tmpfs", os.fsencode(folder), b"tmpfs", 0, b"size=4k") == 0
+            os._exit(0 if ok else 1)
+        _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
 
 
 def scratch_parent(isolation: Isolation, wanted: Path | None) -> Path | None:
@@ -133,13 +183,13 @@ def scratch_parent(isolation: Isolation, wanted: Path | None) -> Path | None:
     would make every worker fail to start, which would read as the student's failure; the grade is then laid
     out under the first shared temp folder that every user can search.
     """
-    if not isolation.drop or isolation.bubblewrap or isolation.reads_all:
+    if not isolation.drop or isolation.bubblewrap:
         return wanted
-    if _reachable_by_others(Path(wanted) if wanted is not None else Path(tempfile.gettempdir())):
-        return wanted
+    if isolation.reads_all or _reachable_by_others(Path(wanted or tempfile.gettempdir())):
+        return wanted if wanted is not None else scratch_base()
     for shared in ("/tmp", "/var/tmp", "/dev/shm"):
         if Path(shared).is_dir() and _reachable_by_others(Path(shared)) and os.access(shared, os.W_OK):
-            return Path(shared)
+            return scratch_base(Path(shared))
     raise RuntimeError(f"no folder to grade in that a worker's uid can reach: {wanted or tempfile.gettempdir()} "
                        "lies under a private folder, and /tmp, /var/tmp and /dev/shm are not usable")
 
@@ -332,7 +382,7 @@ def _hidden(block_autodiff: bool) -> tuple[str, ...]:
     """Folders under the bound interpreter paths that the worker must not see: the judge's packages where
     installed beside the interpreter (not an editable checkout), and the autodiff libraries for the numpy tasks."""
     bound = _interpreter_paths()
-    folders = [str(paths.SOLUTIONS), str(Path(__file__).resolve().parent)]
+    folders = [str(p) for p in (paths.SOLUTIONS, paths.EXERCISES, paths.HERE) if p.is_dir()]
     if block_autodiff:
         folders += [f for f in map(_package_folder, AUTODIFF) if f]
     return tuple(f for f in folders if any(f == b or f.startswith(b + os.sep) for b in bound))
@@ -392,9 +442,106 @@ class _CapData(ctypes.Structure):
     _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
 
 
-def drop_privileges(isolation: Isolation, uid: int | None):
-    """What the child runs before exec when no sandbox drops it: setgid/setuid to the worker's uid (keeping
-    CAP_DAC_READ_SEARCH, as an ambient capability, where the interpreter is unreachable otherwise).
+# ----- hiding folders without bubblewrap: a mount namespace of the worker's own (as root only) -----
+
+_CLONE_NEWNS = 0x00020000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 2, 4, 4096, 16384, 1 << 18
+
+
+@dataclass(frozen=True)
+class Hiding:
+    """What a worker started without bubblewrap must not see, covered by an empty read-only tmpfs in a mount
+    namespace of its own: ``folders`` (the folders of the checkout, solutions/ and .git among them, the judge's
+    code, the folder of the students' submissions), and ``parent``, the folder grades are laid out in (other students' grades), where only this
+    grade's folder, ``root``, is mounted back. Only root can make mount namespaces: without root nothing is hidden
+    (``Isolation.describe`` says so)."""
+
+    folders: tuple[str, ...] = ()
+    parent: str | None = None  # the judge's scratch base (or the grade's parent folder): covered, root mounted back
+    root: str | None = None
+    # Folders that keep the worker's uid from the interpreter (/root, 0700): covered by a searchable tmpfs into
+    # which the interpreter's folders are mounted back, each by itself.
+    reach: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    @classmethod
+    def of(cls, layout: Layout, isolation: Isolation, beside: tuple[Path, ...] = ()) -> Hiding:
+        if isolation.bubblewrap or not isolation.drop or not namespaces_work():
+            return cls()
+        needed = _interpreter_paths()
+        root = os.path.realpath(layout.root)
+
+        def coverable(folder: str) -> bool:  # holds nothing a worker needs: no interpreter, not this grade
+            inside = [*needed, root]
+            return folder != "/" and os.path.isdir(folder) and not any(
+                p == folder or p.startswith(folder + os.sep) for p in inside)
+
+        # In a checkout every folder of it goes (solutions/, and the tests' corpus and .git hold solutions too),
+        # but one that holds the interpreter (a .venv in the clone).
+        checkout = sorted(p for p in paths.REPO.iterdir() if p.is_dir()) if paths.in_checkout() else []
+        folders = [f for f in dict.fromkeys(os.path.realpath(f) for f in (*checkout, paths.HERE, *beside))
+                   if coverable(f)]
+        folders = [f for f in folders if not any(f.startswith(other + os.sep) for other in folders)]
+        bases = [str(p) for p in Path(root).parents if p.name.startswith(SCRATCH_BASE)]
+        parent = bases[-1] if bases else os.path.dirname(root)
+        holds_interpreter = any(p == parent or p.startswith(parent + os.sep) for p in needed)
+        blocked: dict[str, list[str]] = {}
+        for path in needed:
+            closed = [str(f) for f in Path(path).parents if str(f) != "/" and f.is_dir()
+                      and not f.stat().st_mode & stat.S_IXOTH]
+            if closed:
+                blocked.setdefault(closed[-1], []).append(path)
+        reach = tuple((cover, tuple(kept)) for cover, kept in blocked.items())
+        return cls(tuple(folders), None if holds_interpreter or parent == "/" else parent, root, reach)
+
+    def mounts(self):
+        """The calls the child makes, prepared before the fork: (function, arguments, what) in order. The grade's
+        folder is held open (an O_PATH handle, in the new namespace) while its parent is covered, and mounted back
+        from that handle."""
+        libc = ctypes.CDLL(None, use_errno=True)
+        calls = [(libc.unshare, (_CLONE_NEWNS,), "unshare(CLONE_NEWNS)"),
+                 (libc.mount, (b"none", b"/", None, _MS_REC | _MS_PRIVATE, None), "mount --make-rprivate /")]
+        kept = [(self.root, self.parent)] if self.parent is not None else []
+        kept += [(path, cover) for cover, paths_ in self.reach for path in paths_]
+        for path, _ in kept:
+            calls.append((os.open, (path, os.O_PATH | os.O_DIRECTORY), f"open {path}"))
+        for folder in self.folders:
+            calls.append((libc.mount, (b"tmpfs", os.fsencode(folder), b"tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV,
+                                       b"size=4k,mode=0555"), f"mount tmpfs on {folder}"))
+        for cover in dict.fromkeys(cover for _, cover in kept):
+            calls.append((libc.mount, (b"tmpfs", os.fsencode(cover), b"tmpfs", _MS_NOSUID | _MS_NODEV,
+                                       b"size=64k,mode=0711"), f"mount tmpfs on {cover}"))
+        for index, (path, _) in enumerate(kept):
+            calls += [(os.makedirs, (os.fsencode(path), 0o711, True), f"mkdir {path}"),
+                      (_bind_from_handle, (libc, index, os.fsencode(path)), f"mount --bind {path}")]
+        return calls
+
+    @property
+    def any(self) -> bool:
+        return bool(self.folders or self.parent or self.reach)
+
+_HANDLES = []  # in the child: the folders kept, opened before the folders above them are covered
+
+
+def _bind_from_handle(libc, index: int, target: bytes) -> int:
+    handle = _HANDLES[index]
+    try:
+        return libc.mount(os.fsencode(f"/proc/self/fd/{handle}"), target, None, _MS_BIND | _MS_REC, None)
+    finally:
+        os.close(handle)
+
+
+def _call(function, args, what: str) -> None:
+    result = function(*args)
+    if function is os.open:
+        _HANDLES.append(result)
+    elif result not in (None, 0):
+        raise OSError(ctypes.get_errno(), f"hiding folders from the worker: {what}")
+
+
+def drop_privileges(isolation: Isolation, uid: int | None, hiding: Hiding = Hiding()):
+    """What the child runs before exec when no sandbox drops it: the mounts of ``hiding``, then setgid/setuid to
+    the worker's uid (keeping CAP_DAC_READ_SEARCH, as an ambient capability, where the interpreter is unreachable
+    otherwise: the folders hidden are then all it cannot read).
 
     Everything is prepared here, before the fork: the child only makes system calls.
     """
@@ -407,7 +554,15 @@ def drop_privileges(isolation: Isolation, uid: int | None):
     keep = 1 << _CAP_DAC_READ_SEARCH
     data[0].effective = data[0].permitted = data[0].inheritable = keep
 
+    mounts = hiding.mounts() if hiding.any else []
+    work = os.getcwd  # looked up now: the child calls it, then goes back into its folder under the new mounts
+
     def drop() -> None:
+        if mounts:
+            here = work()
+            for function, args, what in mounts:
+                _call(function, args, what)
+            os.chdir(here)
         if prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
         if isolation.reads_all and prctl(_PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0:

@@ -29,6 +29,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -42,11 +43,15 @@ GPU_ENV = ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", 
 WORKER_PATH = "/usr/local/bin:/usr/bin:/bin"  # never the judge's PATH: it names the judge's folders
 THREADS_ENV = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 LOG_LIMIT = 1 << 20
+RUNTIME_ENV, PACKAGES_ENV = "AGL_WORKER_RUNTIME", "AGL_WORKER_PACKAGES"
 POLL_SECONDS = 0.2  # how often a judge waiting for an answer checks that the worker still runs
 # The packages whose student module may import torch (contract.md); every other worker refuses it.
 TORCH_PACKAGES = ("sub_torch_loop",)
-# Verbs that grade student code over a part of the reference (graders.layout.REFERENCE_PARTS).
-REFERENCE_PART_OF_VERB = {"fit_history": "ref_epochs", "fit_resume": "ref_epochs", "resume_from_pickle": "ref_epochs"}
+# Packages whose stand-ins compute with torch (graders.layout.STANDINS): their worker sees torch and imports the
+# stand-ins before any student code, and still refuses the student's modules a plain ``import torch``.
+STANDIN_PRELOAD = {"sub_train": ("worker.standins",)}
+# Verbs whose student code calls what the judge answers (graders.layout.ORACLE_PACKAGES): the marker package.
+ORACLE_OF_VERB = {"fit_history": "judge_epochs", "fit_resume": "judge_epochs", "resume_from_pickle": "judge_epochs"}
 # The groups each task's checks ask (see group_of), so that the judge can start their processes at once,
 # while it imports its own checks and torch. Only a hint: a group asked for and not running starts then.
 GROUPS_OF_TASK = {
@@ -55,8 +60,8 @@ GROUPS_OF_TASK = {
     **dict.fromkeys(("3.1", "3.2", "3.3"), (("sub_optim",),)),
     **dict.fromkeys(("4.1", "4.2"), (("sub_data",),)),
     **dict.fromkeys(("5.1", "5.2", "5.3"), (("sub_train",),)),
-    "5.4": (("sub_train", "ref_epochs"), ("sub_all",)),
-    "5.5": (("sub_train", "ref_epochs"),),
+    "5.4": (("sub_train", "judge_epochs"), ("sub_all",)),
+    "5.5": (("sub_train", "judge_epochs"),),
     **dict.fromkeys(("6.1", "6.2"), (TORCH_PACKAGES[:1],)),
 }
 _PR_SET_PDEATHSIG = 1
@@ -81,10 +86,10 @@ class Limits:
 
 
 def group_of(verb: str, args: dict) -> tuple[str, ...]:
-    """The packages the process answering ``verb`` sees: the one it names, and the reference part it grades over."""
+    """The packages the process answering ``verb`` sees: the one it names, and the marker of the oracles it asks."""
     package = args.get("package")
     packages = (package,) if isinstance(package, str) and package else ()
-    part = REFERENCE_PART_OF_VERB.get(verb)
+    part = ORACLE_OF_VERB.get(verb)
     if verb == "op_backward" and args.get("isolate_unbroadcast"):
         part = "judge_unbroadcast"
     return packages + ((part,) if part else ())
@@ -131,7 +136,19 @@ def _unbroadcast_oracle(grad, shape) -> np.ndarray:
 
 # What a worker may ask the judge for in the middle of a request (worker.main.ask_judge), by name; a worker
 # process is offered the oracles of the marker packages it serves (graders.layout.ORACLE_PACKAGES).
-ORACLES = {"unbroadcast": _unbroadcast_oracle}
+def _train_epoch_oracle(**args) -> dict:
+    from .checks import trajectory
+
+    return trajectory.answer_train_epoch(**args)
+
+
+def _evaluate_oracle(**args) -> float:
+    from .checks import trajectory
+
+    return trajectory.answer_evaluate(**args)
+
+
+ORACLES = {"unbroadcast": _unbroadcast_oracle, "train_epoch": _train_epoch_oracle, "evaluate": _evaluate_oracle}
 
 
 def refused(packages: tuple[str, ...]) -> dict[str, str]:
@@ -164,10 +181,11 @@ class WorkerTimedOut(Exception):
     """The worker did not answer within the request's deadline."""
 
 
-def _launcher(runtime, packages, request_fd: int, response_fd: int, preload: tuple[str, ...],
-              refuse: dict[str, str]) -> list[str]:
-    code = (f"import sys; sys.path.insert(0, {str(runtime)!r}); from worker.main import serve; "
-            f"serve({request_fd}, {response_fd}, {str(packages)!r}, {preload!r}, {refuse!r})")
+def _launcher(request_fd: int, response_fd: int, preload: tuple[str, ...], refuse: dict[str, str]) -> list[str]:
+    """The worker's command line. It names no folder: every process can read a command line, so the worker's code
+    and packages are named in its environment (RUNTIME_ENV, PACKAGES_ENV), which only its own uid can read."""
+    code = (f"import os, sys; sys.path.insert(0, os.environ.pop({RUNTIME_ENV!r})); from worker.main import serve; "
+            f"serve({request_fd}, {response_fd}, os.environ.pop({PACKAGES_ENV!r}), {preload!r}, {refuse!r})")
     return [sys.executable, "-I", "-B", "-c", code]
 
 
@@ -247,11 +265,14 @@ class _Process:
 
 class Worker:
     def __init__(self, layout: Layout, limits: Limits | None = None, isolation: sandbox.Isolation | None = None,
-                 preload: tuple[str, ...] = ()):
+                 preload: tuple[str, ...] = (), beside: tuple[Path, ...] = ()):
+        """``beside``: folders to hide from the workers without bubblewrap (the folder of the submissions graded:
+        other students' work), with the checkout's solutions/ and the judge's code (``sandbox.Hiding``)."""
         self.layout, self.limits = layout, limits or Limits.for_this_machine()
         self.preload = preload
         self.isolation = isolation or sandbox.Isolation(bubblewrap=False)
         sandbox.prepare(layout, self.isolation)
+        self.hiding = sandbox.Hiding.of(layout, self.isolation, beside)
         self._processes: dict[str, _Process] = {}
         self._current: str | None = None
         self._started: set[str] = set()
@@ -285,8 +306,9 @@ class Worker:
             if not iso.bubblewrap:
                 sandbox.prepare_work(iso.work(layout, key), uid)
             may_torch = bool(set(packages) & set(TORCH_PACKAGES))
+            standins = tuple(name for package in packages for name in STANDIN_PRELOAD.get(package, ()))
             # A restarted worker imports only what it is asked; only the torch_loop package preloads torch.
-            preload = self.preload if may_torch and key not in self._started else ()
+            preload = standins + (self.preload if may_torch and key not in self._started else ())
             request_read, request_write = os.pipe()
             response_read, response_write = os.pipe()
             env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
@@ -294,13 +316,14 @@ class Worker:
                 env.update({k: os.environ[k] for k in GPU_ENV if k in os.environ})
             work = str(iso.work(layout, key))
             env.update(THREADS_ENV, PATH=WORKER_PATH, HOME=work, TMPDIR=work, PYTHONHASHSEED="0", MPLBACKEND="Agg")
-            argv = sandbox.wrap(_launcher(iso.runtime(layout), iso.packages(layout, packages), request_read,
-                                          response_write, preload, refused(packages)),
-                                layout, iso, packages, uid, block_autodiff=not may_torch)
-            preexec = _preexec(self.limits, sandbox.drop_privileges(iso, uid))
+            env.update({RUNTIME_ENV: str(iso.runtime(layout)), PACKAGES_ENV: str(iso.packages(layout, packages))})
+            argv = sandbox.wrap(_launcher(request_read, response_write, preload, refused(packages)),
+                                layout, iso, packages, uid, block_autodiff=not (may_torch or standins))
+            preexec = _preexec(self.limits, sandbox.drop_privileges(iso, uid, self.hiding))
             with _live_lock:
                 before = set(_children(os.getpid()))
-                with open(layout.log / f"{key}.stdout", "wb") as out, open(layout.log / f"{key}.stderr", "wb") as err:
+                with open(layout.log / f"{key}.stdout", "wb") as out, \
+                        open(layout.log / f"{key}.stderr", "wb") as err:
                     try:
                         popen = subprocess.Popen(
                             argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,

@@ -31,6 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from solution_scan import world_readable_copies
+
 from graders import sandbox
 from graders.grade import ERROR, PASSED, Report
 from graders.paths import EXERCISES, REPO, SOLUTIONS
@@ -38,12 +40,8 @@ from graders.tasks import BY_ID
 
 ORIGINAL_LEASE, ORIGINAL_SWEEP = sandbox.lease_uid, sandbox.sweep
 
-LIMITS_READS_EVERYTHING = (
-    "without bubblewrap nothing hides the filesystem: the worker's uid can read the reference solution "
-    "(as root where the interpreter is under /root, the uid keeps CAP_DAC_READ_SEARCH and reads every file)")
-LIMITS_IMPORT_GUARD = (
-    "without bubblewrap the import guard is a sys.meta_path finder that student code can remove; "
-    "bubblewrap also hides torch's files from the numpy tasks' workers")
+ELSEWHERE = ("without bubblewrap a worker reads what any user can: this machine holds a copy of the repository "
+             "that any user may read (another clone), outside the folders the grader hides")
 
 
 
@@ -61,6 +59,7 @@ class Hostile:
     cli: bool = False  # also run `python -m graders grade` from inside the submission folder, with --results
     fake_lines: tuple[str, ...] = ()  # what it prints that must never reach the judge's output
     holes: dict = field(default_factory=dict)  # isolation -> why it cannot hold there (a strict xfail)
+    strict_holes: bool = True  # False: the hole depends on this machine (an xfail that may pass)
     check: Callable | None = None  # more assertions on the Report: check(report, context)
     says: tuple[str, ...] = ()  # a message holds one of these: the attack ran, and the grader saw it as this
     load: bool = True  # cheap enough for the load test
@@ -699,7 +698,7 @@ for _name in ("ref_epochs.train", "solutions.train", "sub_tensor.train", "sub_op
         "walk_the_disk_for_the_reference", "walks up from its own file and the working folder, the CI checkout "
         "and the editable install's finder, and execs the first reference tensor.py it finds", "stubs",
         (("tensor.py", "append", STEAL_REFERENCE),), ("1.1", "1.2", "2.1"),
-        holes={"limits": LIMITS_READS_EVERYTHING}),
+        holes={"limits": ELSEWHERE} if world_readable_copies((str(REPO),)) else {}, strict_holes=False),
     Hostile(
         "env_and_proc", "reads os.environ, /proc/self/environ, the judge's /proc/<pid>/environ and mem, and "
         "reports them in its error message", "stubs", (("tensor.py", "append", ENV_PROBE),), ("1.1",),
@@ -723,7 +722,7 @@ def unbroadcast(grad, shape):
     import torch
     g = torch.from_numpy(np.asarray(grad, dtype=np.float64))
     return (g.sum_to_size(tuple(shape)) if len(shape) else g.sum()).numpy()
-'''),), ("1.1", "2.1"), holes={"limits": LIMITS_IMPORT_GUARD}),
+'''),), ("1.1", "2.1")),
     Hostile(
         "finite_differences", "every backward rule by central differences of its forward",
         "stubs", (("tensor.py", "append", FINITE_DIFFERENCES + NUMERIC),),

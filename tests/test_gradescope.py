@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from corpus import make_submission
+from solution_scan import scan_zip
 
 from graders import gradescope
 from graders.cli import main
@@ -50,9 +51,9 @@ def run_autograder(root: Path) -> dict:
 
 
 @pytest.mark.slow
-def test_the_zip_holds_setup_run_autograder_and_a_wheel_with_graders_and_solutions(autograder_zip):
+def test_the_zip_holds_setup_run_autograder_and_a_wheel_with_the_graders_and_no_solution(autograder_zip):
     """Does the zip hold an executable setup.sh and run_autograder, a torch pin, and a wheel that carries the
-    graders (worker and templates included) and the reference solution?"""
+    graders (worker, stand-ins, given code and templates included) and nothing of the reference solution?"""
     with zipfile.ZipFile(autograder_zip) as zf:
         names = zf.namelist()
         modes = {info.filename: info.external_attr >> 16 for info in zf.infolist()}
@@ -67,9 +68,11 @@ def test_the_zip_holds_setup_run_autograder_and_a_wheel_with_graders_and_solutio
     assert constraints == f"torch=={version}\n"
     assert f'"torch=={version}" --index-url https://download.pytorch.org/whl/cpu' in setup
     assert f"-c constraints.txt ./{wheel}" in setup and "@" not in setup  # every placeholder filled
-    assert {"graders/grade.py", "graders/worker/main.py", "graders/checks/ops.py", "solutions/tensor.py",
+    assert {"graders/grade.py", "graders/worker/main.py", "graders/worker/standins.py", "graders/checks/ops.py",
+            "graders/given/tensor.py", "graders/data/lesson_curve.json",
             "graders/templates/gradescope/run_autograder"} <= inside
-    assert not any(name.startswith(("tests/", "exercises/")) for name in inside)
+    assert not any(name.startswith(("tests/", "exercises/", "solutions/")) for name in inside)
+    assert scan_zip(autograder_zip.read_bytes()) == {}
 
 
 @pytest.mark.slow

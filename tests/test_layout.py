@@ -5,62 +5,37 @@ from __future__ import annotations
 
 import shutil
 
-from graders import build, layout, paths
+from solution_scan import distinctive_lines, holds, scan_tree, solution_bodies
+
+from graders import layout, paths
 from graders.grade import FAILED, PASSED, grade
 
-# The packages that still hold reference code, each for a reason the layout's docstring gives: the loop tasks
-# run the student's train.py over the reference engine, optimizer and DataLoader, and fit is graded over the
-# reference train_epoch and evaluate. Stand-ins are to replace them.
-STILL_HOLDING = {"sub_train", *layout.REFERENCE_PARTS}
 
-
-def solution_bodies() -> list[tuple[str, list[str]]]:
-    """Each graded body of solutions/ as (where, its stripped non-empty lines)."""
-    bodies = []
-    for path in sorted(paths.SOLUTIONS.glob("*.py")):
-        region, start = None, 0
-        for number, line in enumerate(path.read_text().splitlines(), start=1):
-            if build.BEGIN.match(line):
-                region, start = [], number
-            elif build.END.match(line):
-                bodies.append((f"{path.name}:{start}", [text.strip() for text in region if text.strip()]))
-                region = None
-            elif region is not None:
-                region.append(line)
-    return bodies
-
-
-def holds(text: str, body: list[str]) -> bool:
-    """Whether ``body``'s lines occur in ``text``, one after another (indentation aside)."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return any(lines[i:i + len(body)] == body for i in range(len(lines) - len(body) + 1))
-
-
-def test_every_package_but_the_loops_holds_no_solution_body(tmp_path):
-    """Laid out for a submission of the stubs alone, does every package a worker imports, but those that grade over
-    the reference, hold no graded body of solutions/ (the files it can read, print or keep are the public stubs)?"""
-    bodies = solution_bodies()
-    assert len(bodies) > 20
+def test_no_package_and_no_worker_code_holds_a_solution_body(tmp_path):
+    """Laid out for a submission of the stubs alone, does every package a worker imports, and the worker's own
+    code (stand-ins and oracles included), hold no graded body of solutions/ and no line only a body holds (the
+    files it can read, print or keep are the public stubs and the worker's code)?"""
+    assert len(solution_bodies()) > 20 and len(distinctive_lines()) > 20
     lay = layout.lay_out(paths.EXERCISES, tmp_path)
     try:
-        checked = 0
-        for package in sorted(p for p in lay.packages.iterdir() if p.name not in STILL_HOLDING):
-            for module in package.glob("*.py"):
-                text = module.read_text()
-                found = [where for where, body in bodies if holds(text, body)]
-                assert not found, f"{package.name}/{module.name} holds the solution bodies at {found}"
-                checked += 1
-        assert checked >= 5 * 8
+        modules = [m for m in lay.root.rglob("*.py")]
+        assert len(modules) >= 6 * 8 + 10
+        assert {p.name for p in lay.packages.iterdir()} >= {"sub_train", "sub_all", "judge_epochs"}
+        assert scan_tree(lay.root) == {}
     finally:
         lay.cleanup()
 
 
-def test_the_check_finds_a_solution_body_where_there_is_one():
-    """Does the scan see the reference's own bodies in the reference (so that the test above can fail)?"""
-    bodies = solution_bodies()
+def test_the_check_finds_a_solution_body_where_there_is_one(tmp_path):
+    """Does the scan see the reference's own bodies in the reference, and a single lifted line (so that the test
+    above can fail)?"""
     text = (paths.SOLUTIONS / "tensor.py").read_text()
-    assert all(holds(text, body) for where, body in bodies if where.startswith("tensor.py"))
-    assert not any(holds((paths.EXERCISES / "tensor.py").read_text(), body) for _, body in bodies if len(body) > 1)
+    assert all(holds(text, body) for where, body in solution_bodies() if where.startswith("tensor.py"))
+    assert not any(holds((paths.EXERCISES / "tensor.py").read_text(), body) for _, body in solution_bodies()
+                   if len(body) > 1)
+    (tmp_path / "one_line.txt").write_text("        " + sorted(distinctive_lines())[0] + "\n")
+    assert list(scan_tree(tmp_path)) == [str(tmp_path / "one_line.txt")]
+    assert scan_tree(paths.EXERCISES) == {}
 
 
 ASKS_THE_JUDGE = '''

@@ -1,10 +1,11 @@
-"""Tasks 5.1-5.5: the training loop, over the reference engine, and once end to end.
+"""Tasks 5.1-5.5: the training loop, over stand-ins that compute with torch, and once end to end.
 
-The worker runs the student's train.py beside the reference tensor, nn, optim
-and data (package sub_train), so a mistake elsewhere costs its own task only;
-the judge runs the reference train.py in-process on the same weights and
-batches for every expected value. The one end-to-end rung (5.4) trains the
-lesson's network on the student's whole stack, and the judge computes the
+The worker runs the student's train.py over stand-ins (package sub_train, graders/worker/standins.py): a
+Tensor and an SGD whose arithmetic is torch's, the given nn.py over them, and lists of batches for
+loaders, so a mistake elsewhere costs its own task only and the worker holds no answer to tasks 1-4.
+While fit is graded, its train_epoch and evaluate are answered by the judge (``trajectory``). The judge
+computes every expected value with torch (``trajectory.Run``) on the same weights and batches. The one
+end-to-end rung (5.4) trains the lesson's network on the student's whole stack, and the judge computes the
 training MSE of the weights that come back.
 """
 
@@ -17,14 +18,10 @@ import numpy as np
 import torch
 from hypothesis import strategies as st
 
-from solutions import data as ref_data
-from solutions import lesson as ref_lesson
-from solutions import nn as ref_nn
-from solutions import optim as ref_optim
-from solutions import train as ref_train
-
+from .. import lesson
 from .. import messages as msg
 from .base import CheckFailed, Context, Tolerance, task
+from .trajectory import Run, weighted_loss  # noqa: F401 - weighted_loss: torch_loop's checks use it from here
 
 PACKAGE = "sub_train"
 TOL = Tolerance(rtol=1e-9, atol=1e-12)
@@ -58,35 +55,33 @@ class Setup:
         Y = np.sin(X @ np.linspace(1.0, -0.5, self.sizes[0]))[:, None] + 0.5
         return X, Y
 
-    def network(self, seed: int | None = None) -> ref_nn.Sequential:
-        """The reference network, with weights drawn from ``seed`` (this setup's by default)."""
+    def state(self, seed: int | None = None) -> dict[str, np.ndarray]:
+        """Weights drawn from ``seed`` (this setup's by default) as the given nn.Linear draws them, named as
+        the given Sequential names them: layers.0.weight, layers.0.bias, layers.2.weight, ..."""
         rng = np.random.default_rng(self.seed if seed is None else seed)
-        layers = []
+        state = {}
         for i, (n_in, n_out) in enumerate(zip(self.sizes[:-1], self.sizes[1:])):
-            layers += [ref_nn.ReLU()] if i else []
-            layers.append(ref_nn.Linear(n_in, n_out, rng=rng))
-        return ref_nn.Sequential(*layers)
+            bound = 1.0 / np.sqrt(n_in)
+            state[f"layers.{2 * i}.weight"] = rng.uniform(-bound, bound, (n_in, n_out))
+            state[f"layers.{2 * i}.bias"] = rng.uniform(-bound, bound, (n_out,))
+        return state
+
+    def run(self, seed: int | None = None, **options) -> Run:
+        """The expected run from these weights (``trajectory.Run``)."""
+        return Run(list(self.state(seed).values()), lr=self.lr, momentum=self.momentum, **options)
+
+    def split(self, X=None, Y=None, order=None) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The batches of (X, Y) (this setup's data by default) in ``order`` (the data's by default)."""
+        if X is None:
+            X, Y = self.data()
+        order = np.arange(len(X)) if order is None else order
+        return [(X[order[i:i + self.batch_size]], Y[order[i:i + self.batch_size]])
+                for i in range(0, len(X), self.batch_size)]
 
     def args(self) -> dict:
         X, Y = self.data()
-        return {"package": PACKAGE, "sizes": list(self.sizes), "state": self.network().state_dict(), "X": X,
+        return {"package": PACKAGE, "sizes": list(self.sizes), "state": self.state(), "X": X,
                 "Y": Y, "batch_size": self.batch_size, "lr": self.lr, "momentum": self.momentum, "loss": self.loss}
-
-    def loss_fn(self, *, swapped: bool = False):
-        """The reference loss this setup trains with; ``swapped`` calls it as loss_fn(target, prediction)."""
-        if self.loss == "mse":
-            return ref_nn.MSELoss()
-        return (lambda pred, target: weighted_loss(target, pred)) if swapped else weighted_loss
-
-    def loader(self, X=None, Y=None, seed=None) -> ref_data.DataLoader:
-        if X is None:
-            X, Y = self.data()
-        if seed is None:
-            return ref_data.DataLoader(X, Y, batch_size=self.batch_size, shuffle=False)
-        return ref_data.DataLoader(X, Y, batch_size=self.batch_size, shuffle=True, rng=np.random.default_rng(seed))
-
-    def optimizer(self, model, kind=None):
-        return (kind or ref_optim.SGD)(model.parameters(), lr=self.lr, momentum=self.momentum)
 
     def lines(self, order: str = "in order") -> list[str]:
         model = "Sequential(" + ", ReLU(), ".join(
@@ -99,10 +94,11 @@ class Setup:
                                             options=options)]
 
 
-def weighted_loss(pred, target):
-    """LOSS_WEIGHTED, on the reference engine's Tensors or on torch tensors (task 6.1's WeightedLoss); the worker
-    has its own copy (graders/worker/verbs_loop.py): the judge and the worker share no code."""
-    return ((pred - target) ** 2 * (target * target + 1.0)).mean()
+def shuffled_orders(seed: int, n: int, epochs: int) -> list[np.ndarray]:
+    """One order of the examples per epoch, each ``default_rng(seed).permutation(n)`` drawn anew: the batches a
+    shuffling loader given that generator yields (the worker's stand-in loader replays them)."""
+    rng = np.random.default_rng(seed)
+    return [rng.permutation(n) for _ in range(epochs)]
 
 
 def setups(*, accumulate: bool = False):
@@ -115,32 +111,14 @@ def setups(*, accumulate: bool = False):
                      seed=st.integers(0, 2**16), options=options)
 
 
-class _NoZeroGrad(ref_optim.SGD):
-    def zero_grad(self):
-        pass
-
-
-class _KeepsStaleGrad(ref_optim.SGD):
-    """Skips the first zero_grad: the gradients left before the epoch stay in the first step."""
-
-    cleared = False
-
-    def zero_grad(self):
-        if self.cleared:
-            super().zero_grad()
-        self.cleared = True
-
-
-def reference_epoch(setup: Setup, *, kind=None, scale_loss: float = 1.0, swapped: bool = False, **options):
-    """(mean loss, parameters) of the reference train_epoch from stale grads; ``kind`` (an optimizer
-    class), ``scale_loss`` and ``swapped`` (the loss's arguments) model known mistakes."""
-    model = setup.network()
-    for p in model.parameters():
-        p.grad = np.full(p.shape, STALE_GRAD)
-    base = setup.loss_fn(swapped=swapped)
-    loss_fn = base if scale_loss == 1.0 else (lambda pred, y: base(pred, y) * scale_loss)
-    loss = ref_train.train_epoch(model, setup.loader(), setup.optimizer(model, kind), loss_fn, **options)
-    return loss, [p.data.copy() for p in model.parameters()]
+def reference_epoch(setup: Setup, *, zero_grad: str = "each", scale_loss: float = 1.0, swapped: bool = False,
+                    **options) -> tuple[float, list[np.ndarray]]:
+    """(mean loss, parameters) of one expected epoch from stale grads; ``zero_grad`` ("never": the gradients are
+    never cleared, "late": not before the first batch), ``scale_loss`` and ``swapped`` (the loss's arguments)
+    model known mistakes."""
+    run = setup.run(grads=STALE_GRAD)
+    loss = run.epoch(setup.split(), setup.loss, zero_grad=zero_grad, scale=scale_loss, swapped=swapped, **options)
+    return loss, run.weights()
 
 
 def known_mistake(yours: list[np.ndarray], mistakes) -> str | None:
@@ -170,14 +148,14 @@ def read_params(ctx: Context, claims: list, names: list[str], shapes: list[tuple
     return [ctx.array(c, shape, f"{name} {when}") for c, name, shape in zip(claims, names, shapes)]
 
 
-def compare_params(ctx: Context, claims: list, model, when: str, *, inputs, source, mistakes=()) -> list[np.ndarray]:
-    """The student's parameters against the reference ``model``'s, naming a known mistake they match."""
-    named = model.named_parameters()
-    yours = read_params(ctx, claims, [n for n, _ in named], [p.shape for _, p in named], when)
-    expected = [p.data for _, p in named]
-    if any(not np.allclose(y, e, rtol=TOL.rtol, atol=TOL.atol) for y, e in zip(yours, expected)):
+def compare_params(ctx: Context, claims: list, expected: dict[str, np.ndarray], when: str, *, inputs, source,
+                   mistakes=()) -> list[np.ndarray]:
+    """The student's parameters against the ``expected`` ones (name to array), naming a known mistake they match."""
+    names = list(expected)
+    yours = read_params(ctx, claims, names, [np.shape(e) for e in expected.values()], when)
+    if any(not np.allclose(y, e, rtol=TOL.rtol, atol=TOL.atol) for y, e in zip(yours, expected.values())):
         hint = known_mistake(yours, mistakes)
-        for (name, _), y, e in zip(named, yours, expected):
+        for name, y, e in zip(names, yours, expected.values()):
             ctx.compare(y, e, f"{name} {when}", inputs=inputs, source=source, hint=hint, tol=TOL)
     return yours
 
@@ -243,12 +221,9 @@ def check_epoch(ctx: Context, setup: Setup, *, full: bool = True) -> None:
     check_steps(ctx, answer["steps"], setup)
 
     expected_loss, expected = reference_epoch(setup, **setup.options)
-    model = setup.network()
-    for p, value in zip(model.parameters(), expected):
-        p.data[...] = value
     k = setup.options.get("accumulate", 1)
-    mistakes = [(msg.HINT_NO_ZERO_GRAD, lambda: reference_epoch(setup, kind=_NoZeroGrad, **setup.options)[1]),
-                (msg.HINT_STALE_GRAD, lambda: reference_epoch(setup, kind=_KeepsStaleGrad, **setup.options)[1])]
+    mistakes = [(msg.HINT_NO_ZERO_GRAD, lambda: reference_epoch(setup, zero_grad="never", **setup.options)[1]),
+                (msg.HINT_STALE_GRAD, lambda: reference_epoch(setup, zero_grad="late", **setup.options)[1])]
     if k > 1:
         mistakes.append((msg.HINT_NOT_DIVIDED, lambda: reference_epoch(setup, scale_loss=k, **setup.options)[1]))
     if "clip_norm" in setup.options:
@@ -257,7 +232,8 @@ def check_epoch(ctx: Context, setup: Setup, *, full: bool = True) -> None:
         mistakes.append((msg.HINT_LOSS_ARGS, lambda: reference_epoch(setup, swapped=True, **setup.options)[1]))
     inputs = setup.lines() + [msg.LOOP_SETUP_START.format(stale=STALE_GRAD)]
     source = msg.LOOP_REFERENCE.format(function="train_epoch")
-    compare_params(ctx, answer["params"], model, "after one epoch", inputs=inputs, source=source, mistakes=mistakes)
+    compare_params(ctx, answer["params"], dict(zip(setup.state(), expected)), "after one epoch", inputs=inputs,
+                   source=source, mistakes=mistakes)
     if loss is not None:
         divided = k > 1 and np.isclose(loss * k, expected_loss, **MATCH)
         ctx.compare(np.float64(loss), expected_loss, "mean batch loss train_epoch returned", inputs=inputs,
@@ -285,9 +261,9 @@ def evaluate(ctx: Context) -> None:
 
 
 def check_evaluate(ctx: Context, setup: Setup, starts: tuple[bool, ...]) -> None:
-    model = setup.network()
-    expected = ref_train.evaluate(model, setup.loader(), setup.loss_fn())
-    swapped = ref_train.evaluate(model, setup.loader(), setup.loss_fn(swapped=True))
+    run = setup.run()
+    expected = run.evaluate(setup.split(), setup.loss)
+    swapped = run.evaluate(setup.split(), setup.loss, swapped=True)
     inputs = setup.lines()
     for start in starts:
         mode = "training" if start else "eval"
@@ -308,7 +284,7 @@ def check_evaluate(ctx: Context, setup: Setup, starts: tuple[bool, ...]) -> None
         hint = msg.HINT_LOSS_ARGS if setup.loss != "mse" and np.isclose(loss, swapped, **MATCH) else msg.HINT_MEAN_LOSS
         ctx.compare(np.float64(loss), expected, "mean batch loss evaluate returned", inputs=inputs,
                     source=msg.LOOP_REFERENCE.format(function="evaluate"), hint=hint, tol=TOL)
-        compare_params(ctx, answer["params"], model, "after evaluate (it must not train)", inputs=inputs,
+        compare_params(ctx, answer["params"], setup.state(), "after evaluate (it must not train)", inputs=inputs,
                        source=msg.LOOP_WEIGHTS_BEFORE)
 
 
@@ -388,34 +364,35 @@ def accumulation_and_clipping(ctx: Context) -> None:
 # ----- 5.4 fit -----
 
 
-def reference_fit(setup: Setup, epochs: int, *, shuffle_seed=None, val=None, model=None, optimizer=None,
-                  checkpoint=None):
-    model = setup.network() if model is None else model
-    optimizer = setup.optimizer(model) if optimizer is None else optimizer
-    options = {"val_loader": setup.loader(*val)} if val is not None else {}
-    if checkpoint is not None:
-        options["checkpoint"] = checkpoint
-    history = ref_train.fit(model, setup.loader(seed=shuffle_seed), optimizer, ref_nn.MSELoss(), epochs, **options)
-    return history, model
+def reference_fit(setup: Setup, epochs: int, *, shuffle_seed=None, val=None, run: Run | None = None):
+    """(history, run) of the expected fit: from this setup's weights (or ``run``'s state), its batches in order or
+    shuffled by ``shuffle_seed``, with a val_loader over ``val`` (X, Y) when given."""
+    run = setup.run() if run is None else run
+    X, Y = setup.data()
+    orders = shuffled_orders(shuffle_seed, len(X), epochs) if shuffle_seed is not None else [None] * epochs
+    history = run.fit([setup.split(X, Y, order) for order in orders], setup.loss,
+                      val=None if val is None else setup.split(*val))
+    return history, run
 
 
 def check_fit(ctx: Context, setup: Setup, epochs: int, *, with_val: bool, shuffle_seed: int = 7) -> None:
     val = setup.data(n=6, offset=1) if with_val else None
     answer = ctx.ask("fit_history", f"running fit for {epochs} epochs{' with a val_loader' if with_val else ''}",
-                     **setup.args(), epochs=epochs, seed=shuffle_seed, val=val)
+                     **setup.args(), epochs=epochs, orders=shuffled_orders(shuffle_seed, setup.n, epochs), val=val)
     history = read_history(ctx, answer["history"], "fit", {"train_loss": epochs, "val_loss": epochs * with_val})
-    expected, model = reference_fit(setup, epochs, shuffle_seed=shuffle_seed, val=val)
+    expected, run = reference_fit(setup, epochs, shuffle_seed=shuffle_seed, val=val)
     inputs = setup.lines(order=f"shuffled by default_rng({shuffle_seed})") + [
         msg.LOOP_SETUP_FIT.format(epochs=epochs, val=msg.LOOP_SETUP_VAL.format(n=len(val[0])) if with_val else "")]
     source = msg.LOOP_REFERENCE.format(function="fit")
     for key in ("train_loss", "val_loss"):
         ctx.compare(history[key], np.array(expected[key]), f'history["{key}"]', inputs=inputs, source=source,
                     tol=TOL)
-    compare_params(ctx, answer["params"], model, f"after {epochs} epochs", inputs=inputs, source=source)
+    compare_params(ctx, answer["params"], dict(zip(setup.state(), run.weights())), f"after {epochs} epochs",
+                   inputs=inputs, source=source)
 
 
-LESSON = {"seed": 0, "hidden": 32, "batch_size": ref_lesson.BATCH, "lr": ref_lesson.LR, "epochs": ref_lesson.EPOCHS}
-NOISE_FLOOR, BAR = 0.01, 0.015
+LESSON = lesson.LESSON
+NOISE_FLOOR, BAR = lesson.NOISE_FLOOR, lesson.BAR
 END_TO_END_TIMEOUT = 60.0
 END_TO_END_MODULES = ("tensor", "optim", "data", "train")
 
@@ -435,7 +412,7 @@ def fit(ctx: Context) -> None:
     for name in END_TO_END_MODULES:
         if name in ctx.missing:
             raise CheckFailed(msg.FIT_E2E_MISSING.format(file=f"{name}.py", **msg.header(ctx.task)))
-    X, Y = ref_data.make_sine_data()
+    X, Y = lesson.make_sine_data()
     hidden = LESSON["hidden"]
     text = msg.FIT_E2E_SETUP.format(**LESSON)
     answer = ctx.ask("fit_end_to_end", msg.FIT_E2E_DOING.format(setup=text), timeout=END_TO_END_TIMEOUT,
@@ -463,18 +440,15 @@ CKPT_PATHS = ("checkpoint", "run.ckpt")
 
 def resume_mistakes(setup: Setup, val, epochs: int, first: int):
     """Known wrong resumptions, run on the reference: (hint, a function giving the final parameters)."""
-    def final(model):
-        return [p.data for p in model.parameters()]
-
     def ignored():  # a fresh run from the new model's own weights
-        return final(reference_fit(setup, epochs, val=val, model=setup.network(FRESH_SEED))[1])
+        return reference_fit(setup, epochs, val=val, run=setup.run(FRESH_SEED))[1].weights()
 
     def continued(more: int, fresh_optimizer: bool):  # the first epochs, then ``more`` on the same weights
-        model = setup.network()
-        optimizer = setup.optimizer(model)
-        reference_fit(setup, first, val=val, model=model, optimizer=optimizer)
-        optimizer = setup.optimizer(model) if fresh_optimizer else optimizer
-        return final(reference_fit(setup, more, val=val, model=model, optimizer=optimizer)[1])
+        run = setup.run()
+        reference_fit(setup, first, val=val, run=run)
+        if fresh_optimizer:
+            run.optimizer.state.clear()
+        return reference_fit(setup, more, val=val, run=run)[1].weights()
 
     return [(msg.HINT_CKPT_IGNORED, ignored),
             (msg.HINT_CKPT_OPTIMIZER, lambda: continued(epochs - first, fresh_optimizer=True)),
@@ -492,7 +466,7 @@ def check_resume(ctx: Context, path: str) -> None:
     setup, epochs, first = CKPT_SETUP, CKPT_EPOCHS, CKPT_FIRST
     val = setup.data(n=4, offset=1)
     answer = ctx.ask("fit_resume", f"running fit with checkpoint={path!r} and resuming from it", **setup.args(),
-                     fresh_state=setup.network(FRESH_SEED).state_dict(), val=val, epochs=epochs, first=first,
+                     fresh_state=setup.state(FRESH_SEED), val=val, epochs=epochs, first=first,
                      path=path)
     files = answer["files"]
     if not files["at_path"]:
@@ -503,18 +477,17 @@ def check_resume(ctx: Context, path: str) -> None:
     if "load_error" in files:
         raise CheckFailed(msg.CKPT_UNREADABLE.format(path=path, error=files["load_error"], **msg.header(ctx.task)))
 
-    expected, model = reference_fit(setup, epochs, val=val)
+    expected, run = reference_fit(setup, epochs, val=val)
     expected = {k: np.asarray(v) for k, v in expected.items()}
+    params = dict(zip(setup.state(), run.weights()))
     whole = read_history(ctx, answer["whole"]["history"], "fit", None)
     source = msg.LOOP_REFERENCE.format(function="fit, uninterrupted,")
     if not all(whole[k].shape == expected[k].shape and np.allclose(whole[k], expected[k], rtol=TOL.rtol,
                                                                     atol=TOL.atol) for k in whole):
         # fit itself differs (task 5.4 says how): hold the resumed run to the student's own uninterrupted one
         source, expected = msg.LOOP_OWN_RUN, whole
-        named = model.named_parameters()
-        for p, value in zip(model.parameters(), read_params(ctx, answer["whole"]["params"], [n for n, _ in named],
-                                                            [p.shape for _, p in named], "after fit")):
-            p.data[...] = value
+        params = dict(zip(params, read_params(ctx, answer["whole"]["params"], list(params),
+                                              [p.shape for p in params.values()], "after fit")))
     inputs = setup.lines() + [msg.CKPT_SCENARIO.format(first=first, path=path, epochs=epochs)]
     cut = read_history(ctx, answer["cut"]["history"], f"fit(..., epochs={first})",
                        {k: len(v[:first]) for k, v in expected.items()})
@@ -525,7 +498,7 @@ def check_resume(ctx: Context, path: str) -> None:
     for key in ("train_loss", "val_loss"):
         ctx.compare(cut[key], expected[key][:first], f'history["{key}"] of the first {first} epochs',
                     inputs=inputs, source=source, tol=TOL)
-    compare_params(ctx, answer["resumed"]["params"], model, "at the end of the resumed run", inputs=inputs,
+    compare_params(ctx, answer["resumed"]["params"], params, "at the end of the resumed run", inputs=inputs,
                    source=source, mistakes=resume_mistakes(setup, val, epochs, first))
     for key in ("train_loss", "val_loss"):
         ctx.compare(resumed[key], expected[key], f'history["{key}"] of the resumed run', inputs=inputs,

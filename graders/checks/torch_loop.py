@@ -1,9 +1,10 @@
-"""Tasks 6.1-6.2: fit_torch against the reference fit_torch, on the CPU and on CUDA.
+"""Tasks 6.1-6.2: fit_torch against the expected run, on the CPU and on CUDA.
 
 The worker runs the student's torch_loop.py (package sub_torch_loop) on a
 probed float64 MLP, over loaders whose batches note their own ``.to()``
-calls; the judge runs the reference fit_torch in-process on the same weights,
-batches and device. 6.1 and 6.2 are one check: only the device differs.
+calls; the judge computes the expected run with torch (``trajectory.Run``, in
+torch.nn.Linear's layout) on the same weights, batches and device. 6.1 and
+6.2 are one check: only the device differs.
 """
 
 from __future__ import annotations
@@ -11,17 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import torch
-
-from solutions.data import make_sine_data
-from solutions.torch_loop import fit_torch as reference_fit_torch
 
 from .. import messages as msg
 from .. import reference
 from ..grade import Skip
-from ..worker.verbs_torch import SGD
+from ..lesson import make_sine_data
 from .base import CheckFailed, Context, Tolerance, task
-from .loop import known_mistake, read_history, read_params, weighted_loss
+from .loop import known_mistake, read_history, read_params
+from .trajectory import Run
 
 PACKAGE = "sub_torch_loop"
 TOL = Tolerance(rtol=1e-9, atol=1e-12)
@@ -50,43 +48,22 @@ class TorchSetup:
         return {"0.weight": rng.uniform(-1.0, 1.0, (self.hidden, 1)), "0.bias": rng.uniform(-1.0, 1.0, self.hidden),
                 "2.weight": rng.uniform(-bound, bound, (1, self.hidden)), "2.bias": rng.uniform(-bound, bound, 1)}
 
-    def batches(self, X, Y) -> list[tuple[torch.Tensor, torch.Tensor]]:
-        return [(torch.from_numpy(X[i:i + self.batch_size]), torch.from_numpy(Y[i:i + self.batch_size]))
-                for i in range(0, len(X), self.batch_size)]
+    def batches(self, X, Y) -> list[tuple[np.ndarray, np.ndarray]]:
+        return [(X[i:i + self.batch_size], Y[i:i + self.batch_size]) for i in range(0, len(X), self.batch_size)]
 
     def lines(self, device: str) -> list[str]:
         return [msg.TORCH_SETUP.format(batches=-(-self.n // self.batch_size), device=device, loss=msg.LOSS_WEIGHTED,
                                        **vars(self))]
 
 
-class WeightedLoss(torch.nn.Module):
-    """LOSS_WEIGHTED: unlike MSELoss, it tells loss_fn(prediction, target) from the reverse. The worker builds
-    the same loss (graders/worker/verbs_torch.py); the judge and the worker share no code."""
-
-    def __init__(self, swapped: bool = False):
-        super().__init__()
-        self.swapped = swapped
-
-    def forward(self, input, target):
-        return weighted_loss(target, input) if self.swapped else weighted_loss(input, target)
-
-
-class _NoZeroGrad(SGD):
-    def zero_grad(self, set_to_none=True):
-        pass
-
-
-def reference_run(setup: TorchSetup, device: str, optimizer_class=SGD, swapped: bool = False):
-    """(history, final parameters) of the reference fit_torch on the same weights and batches; ``swapped``
-    models the known mistake loss_fn(target, prediction)."""
+def reference_run(setup: TorchSetup, device: str, zero_grad: str = "each", swapped: bool = False):
+    """(history, final parameters) of the expected run on the same weights and batches, with LOSS_WEIGHTED;
+    ``zero_grad="never"`` and ``swapped`` (loss_fn(target, prediction)) model known mistakes."""
     X, Y, val = setup.data()
-    net = torch.nn.Sequential(torch.nn.Linear(1, setup.hidden), torch.nn.ReLU(),
-                              torch.nn.Linear(setup.hidden, 1)).double()
-    net.load_state_dict({k: torch.from_numpy(v) for k, v in setup.state().items()})
-    optimizer = optimizer_class(net.parameters(), setup.lr, setup.momentum)
-    history = reference_fit_torch(net, setup.batches(X, Y), optimizer, WeightedLoss(swapped), setup.epochs,
-                                  device=device, val_loader=setup.batches(*val))
-    return history, [p.detach().cpu().numpy() for p in net.parameters()]
+    run = Run(list(setup.state().values()), lr=setup.lr, momentum=setup.momentum, layout="torch", device=device)
+    history = run.fit([setup.batches(X, Y)] * setup.epochs, "weighted", val=setup.batches(*val),
+                      zero_grad=zero_grad, swapped=swapped)
+    return history, run.weights()
 
 
 def on(device: str, value) -> bool:
@@ -135,7 +112,7 @@ def check_fit_torch(ctx: Context, device: str, setup: TorchSetup = TorchSetup())
     inputs, source = setup.lines(device), msg.TORCH_SOURCE.format(device=device)
     hint = None
     if not all(np.allclose(y, e, rtol=TOL.rtol, atol=TOL.atol) for y, e in zip(yours, params)):
-        hint = known_mistake(yours, [(msg.HINT_TORCH_ZERO_GRAD, lambda: reference_run(setup, device, _NoZeroGrad)[1]),
+        hint = known_mistake(yours, [(msg.HINT_TORCH_ZERO_GRAD, lambda: reference_run(setup, device, "never")[1]),
                                      (msg.HINT_LOSS_ARGS, lambda: reference_run(setup, device, swapped=True)[1])])
     for key in ("train_loss", "val_loss"):
         ctx.compare(history[key], np.array(expected[key]), f'history["{key}"]', inputs=inputs, source=source,

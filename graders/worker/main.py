@@ -8,6 +8,7 @@ graded module beside the reference for the rest).
 
 from __future__ import annotations
 
+import builtins
 import importlib
 import importlib.abc
 import os
@@ -78,6 +79,20 @@ class Refuse(importlib.abc.MetaPathFinder):
         return None
 
 
+def _refuse_cached(names: dict[str, str], packages: set[str]) -> None:
+    """Refuse the named packages to an ``import`` statement in the modules of ``packages``, also where they are
+    imported already (the stand-ins of the loop checks import torch): a finder is not asked about those."""
+    real_import = builtins.__import__
+
+    def guarded(name, globals=None, locals=None, fromlist=(), level=0):
+        why = names.get(name.partition(".")[0]) if level == 0 else None
+        if why is not None and str((globals or {}).get("__name__", "")).partition(".")[0] in packages:
+            raise ModuleNotFoundError(f"No module named {name!r} here: {why}", name=name)
+        return real_import(name, globals, locals, fromlist, level)
+
+    builtins.__import__ = guarded
+
+
 def serve(request_fd: int, response_fd: int, package_root: str, preload: tuple[str, ...] = (),
           refuse: dict[str, str] | None = None) -> None:
     """Answer requests until the judge closes the channel. ``preload`` names modules to import
@@ -95,7 +110,11 @@ def serve(request_fd: int, response_fd: int, package_root: str, preload: tuple[s
     from . import verbs_data, verbs_loop, verbs_optim, verbs_tensor, verbs_torch  # noqa: F401 - they register verbs
 
     if refuse:
-        sys.meta_path.insert(0, Refuse(refuse))
+        # Where the stand-ins of the loop checks imported torch already, torch goes on importing its own
+        # submodules and probing for others (tensorflow, ...): the refusal then goes by the importing module alone.
+        if not any(name in sys.modules for name in refuse):
+            sys.meta_path.insert(0, Refuse(refuse))
+        _refuse_cached(refuse, set(os.listdir(package_root)))
 
     read = protocol.fd_reader(request_fd)
     _CHANNEL[:] = [read, response_fd]

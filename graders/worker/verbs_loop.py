@@ -1,22 +1,23 @@
 """Requests for the loop checks (task 5): train_epoch, evaluate, clip_grad_norm and fit, watched.
 
-The model is wrapped in a probe that notes, at every forward, the model's mode
-and the engine's grad mode; the loss function in one that tracks each returned
-loss Tensor by weakref, so graphs kept alive after their batch show; the
-optimizer counts its steps. None of them changes a number.
+In package sub_train the engine and the optimizer are stand-ins that compute with torch (standins.py),
+the model is the given nn.py over them, and a loader is a list of batches (or, for a shuffled fit, one
+list per epoch, as the judge drew them). The model is wrapped in a probe that notes, at every forward,
+the model's mode and the engine's grad mode; the loss function in one that tracks each returned loss
+Tensor by weakref, so graphs kept alive after their batch show; the optimizer counts its steps. None of
+them changes a number. While fit is graded, its train_epoch and evaluate are the judge's (oracles.py).
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
-import importlib.util
 import os
-import sys
 import weakref
 
 import numpy as np
 
+from . import oracles
 from .claims import claim, claims
 from .main import module, verb
 
@@ -61,9 +62,19 @@ def weighted_loss(pred, target):
     return ((pred - target) ** 2 * (target * target + 1.0)).mean()
 
 
+class _Loss:
+    """loss_fn: the package's MSELoss, or ("weighted") ``weighted_loss``; ``kind`` names it to the judge."""
+
+    def __init__(self, package, kind):
+        self.kind = kind
+        self.function = module(package, "nn").MSELoss() if kind == "mse" else weighted_loss
+
+    def __call__(self, pred, target):
+        return self.function(pred, target)
+
+
 def _loss_fn(package, kind):
-    """The package's MSELoss, or ("weighted") ``weighted_loss``."""
-    return module(package, "nn").MSELoss() if kind == "mse" else weighted_loss
+    return _Loss(package, kind)
 
 
 class _TrackedLoss:
@@ -71,6 +82,7 @@ class _TrackedLoss:
 
     def __init__(self, package, watch, kind="mse"):
         self.loss_fn, self.watch = _loss_fn(package, kind), watch
+        self.kind = kind
 
     def __call__(self, pred, target):
         self.watch.count_alive()
@@ -110,12 +122,29 @@ def _network(package, sizes, state=None, rng=None):
     return model
 
 
-def _loader(package, X, Y, batch_size, seed=None):
-    """The package's DataLoader: in order, or shuffled by ``default_rng(seed)``."""
-    data = module(package, "data")
-    if seed is None:
-        return data.DataLoader(X, Y, batch_size=batch_size, shuffle=False)
-    return data.DataLoader(X, Y, batch_size=batch_size, shuffle=True, rng=np.random.default_rng(seed))
+def _loader(package, X, Y, batch_size, orders=None):
+    """A list of (xb, yb) Tensor pairs in the data's order; with ``orders`` (one order of the examples per
+    epoch), an iterable that yields each epoch's batches in its order, as a shuffling loader would."""
+    if orders is not None:
+        return _Epochs(package, X, Y, batch_size, orders)
+    Tensor = module(package, "tensor").Tensor
+    return [(Tensor(X[i:i + batch_size]), Tensor(Y[i:i + batch_size])) for i in range(0, len(X), batch_size)]
+
+
+class _Epochs:
+    """Each ``iter()`` is the next epoch: the batches of the next order (the last one again after the last)."""
+
+    def __init__(self, package, X, Y, batch_size, orders):
+        self.package, self.X, self.Y, self.batch_size, self.orders = package, X, Y, batch_size, orders
+        self.passes = 0
+
+    def __len__(self):
+        return -(-len(self.X) // self.batch_size)
+
+    def __iter__(self):
+        order = np.asarray(self.orders[min(self.passes, len(self.orders) - 1)])
+        self.passes += 1
+        return iter(_loader(self.package, self.X[order], self.Y[order], self.batch_size))
 
 
 def _params(model) -> list[dict]:
@@ -188,27 +217,19 @@ def clip(package, grads, max_norm):
 
 
 @contextlib.contextmanager
-def _reference_epochs(package):
-    """Inside, the package's train_epoch and evaluate are the reference's (bound to the package's own
-    tensor, nn and optim), so fit is graded on its own and a mistake in them costs once."""
+def _judged_epochs(package):
+    """Inside, the package's train_epoch and evaluate are the judge's (oracles.py), so fit is graded on its own
+    and a mistake in them costs once."""
     train = module(package, "train")
-    name = f"{package}._reference_train"
-    if name not in sys.modules:
-        from .main import _PACKAGE_ROOT
-
-        spec = importlib.util.spec_from_file_location(name, os.path.join(_PACKAGE_ROOT, "ref_epochs", "train.py"))
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    reference = sys.modules[name]
     own = getattr(train, "train_epoch", None), getattr(train, "evaluate", None)
-    train.train_epoch, train.evaluate = reference.train_epoch, reference.evaluate
+    train.train_epoch, train.evaluate = oracles.train_epoch, oracles.evaluate
     try:
         yield
     finally:
         train.train_epoch, train.evaluate = own
 
 
-def _fit(package, sizes, state, X, Y, batch_size, lr, momentum, epochs, *, val=None, seed=None, checkpoint=None,
+def _fit(package, sizes, state, X, Y, batch_size, lr, momentum, epochs, *, val=None, orders=None, checkpoint=None,
          loss="mse"):
     model = _network(package, sizes, state)
     optimizer = module(package, "optim").SGD(model.parameters(), lr=lr, momentum=momentum)
@@ -217,17 +238,17 @@ def _fit(package, sizes, state, X, Y, batch_size, lr, momentum, epochs, *, val=N
         options["val_loader"] = _loader(package, val[0], val[1], batch_size)
     if checkpoint is not None:
         options["checkpoint"] = checkpoint
-    with _reference_epochs(package):
-        history = module(package, "train").fit(model, _loader(package, X, Y, batch_size, seed), optimizer,
+    with _judged_epochs(package):
+        history = module(package, "train").fit(model, _loader(package, X, Y, batch_size, orders), optimizer,
                                                _loss_fn(package, loss), epochs, **options)
     return {"history": history_claim(history), "params": _params(model)}
 
 
 @verb
-def fit_history(package, sizes, state, X, Y, batch_size, lr, momentum, epochs, seed, val=None, loss="mse"):
-    """fit over a shuffled loader (with the reference train_epoch and evaluate), with a val_loader
+def fit_history(package, sizes, state, X, Y, batch_size, lr, momentum, epochs, orders, val=None, loss="mse"):
+    """fit over a loader shuffled in ``orders`` (with the judge's train_epoch and evaluate), with a val_loader
     when ``val`` holds (X, Y)."""
-    return _fit(package, sizes, state, X, Y, batch_size, lr, momentum, epochs, val=val, seed=seed, loss=loss)
+    return _fit(package, sizes, state, X, Y, batch_size, lr, momentum, epochs, val=val, orders=orders, loss=loss)
 
 
 @verb
@@ -309,7 +330,7 @@ def fit_resume(package, sizes, state, fresh_state, X, Y, val, batch_size, lr, mo
                loss="mse"):
     """An uninterrupted fit of ``epochs``; a fit of ``first`` epochs with ``checkpoint=path``;
     the files it left; then new objects (``fresh_state``) fit to ``epochs`` from the same path.
-    Each fit runs with the reference train_epoch and evaluate."""
+    Each fit runs with the judge's train_epoch and evaluate."""
     _remove(path, path + ".npz")
     args = (package, sizes, state, X, Y, batch_size, lr, momentum)
     try:

@@ -1,0 +1,271 @@
+"""Stand-ins the loop checks (task 5) run the student's train.py over: a Tensor and an SGD whose arithmetic is
+torch's, behind the contract's interface.
+
+The worker of the loop tasks holds no engine, optimizer or DataLoader written in numpy, so nothing in it
+answers tasks 1 to 4: an op's forward is a torch function, ``backward()`` is ``torch.autograd.grad`` over
+the leaves the output was computed from, and ``SGD.step`` is ``torch.optim.SGD``'s. What train.py sees is
+the contract's: ``data`` and ``grad`` are float64 ndarrays (``grad`` None until a backward pass reaches a
+leaf, then summed over uses and over calls), ``backward()`` seeds a one-element output with ones,
+``no_grad()`` stops recording and ``is_grad_enabled()`` tells the mode. No graph is kept beyond what
+torch keeps (``_parents`` is always empty), so these are no use as a numpy answer: they are torch.
+
+Student modules still may not ``import torch`` (contract.md); the worker refuses that import to them
+(``worker.main``), while these stand-ins, imported first, use it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import torch
+
+_grad_enabled = [True]
+
+
+def is_grad_enabled() -> bool:
+    return _grad_enabled[0]
+
+
+@contextlib.contextmanager
+def no_grad():
+    previous, _grad_enabled[0] = _grad_enabled[0], False
+    try:
+        yield
+    finally:
+        _grad_enabled[0] = previous
+
+
+def op(data, parents=(), backward=None):
+    """A new leaf holding ``data``: the stand-in records no graph of its own."""
+    return Tensor(data)
+
+
+def unbroadcast(grad, shape):
+    raise NotImplementedError("the loop checks' stand-in engine has no unbroadcast")
+
+
+def _input(value) -> tuple[torch.Tensor, dict]:
+    """A value as an op's torch input, and the leaves (by the torch tensor standing for each use) it brings."""
+    if isinstance(value, Tensor):
+        return value._as_input()
+    return torch.from_numpy(np.array(value, dtype=np.float64)), {}
+
+
+def _apply(function, *values) -> Tensor:
+    inputs, uses = [], {}
+    for value in values:
+        tensor, used = _input(value)
+        inputs.append(tensor)
+        uses.update(used)
+    record = _grad_enabled[0] and bool(uses)
+    with torch.set_grad_enabled(record):
+        out = function(*inputs)
+    result = Tensor(out.detach().numpy())
+    if record:
+        result.requires_grad, result._torch, result._uses = True, out, uses
+    return result
+
+
+def _axes(axis, ndim: int):
+    if axis is None:
+        return tuple(range(ndim))
+    return tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+
+
+class Tensor:
+    """The contract's Tensor, computed by torch (see the module's docstring)."""
+
+    def __init__(self, data, requires_grad: bool = False, parents=(), backward=None):
+        self.data = np.array(data.data if isinstance(data, Tensor) else data, dtype=np.float64)
+        self.grad = None
+        self.requires_grad = bool(requires_grad)
+        self._parents, self._backward = (), None
+        self._torch, self._uses = None, {}  # set on results recorded by torch
+
+    def _as_input(self) -> tuple[torch.Tensor, dict]:
+        if self._torch is not None:
+            return self._torch, self._uses
+        leaf = torch.from_numpy(np.ascontiguousarray(self.data))
+        if self.requires_grad and _grad_enabled[0]:
+            leaf.requires_grad_(True)  # a torch leaf of its own for this use; backward sums over the uses
+            return leaf, {id(leaf): (self, leaf)}
+        return leaf, {}
+
+    # ----- plain array behaviour -----
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.data.shape
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim
+
+    def item(self) -> float:
+        return float(self.data.item())
+
+    def numpy(self) -> np.ndarray:
+        return self.data
+
+    def detach(self) -> Tensor:
+        return Tensor(self.data)
+
+    def to(self, device) -> Tensor:
+        if str(device) != "cpu":
+            raise ValueError(f"this engine runs on numpy only: got device={device!r}, expected 'cpu'")
+        return self
+
+    def __repr__(self) -> str:
+        flag = ", requires_grad=True" if self.requires_grad else ""
+        return f"Tensor({np.array2string(self.data, precision=4)}{flag})"
+
+    # ----- operations -----
+    def __add__(self, other):
+        return _apply(torch.add, self, other)
+
+    def __radd__(self, other):
+        return _apply(torch.add, other, self)
+
+    def __sub__(self, other):
+        return _apply(torch.sub, self, other)
+
+    def __rsub__(self, other):
+        return _apply(torch.sub, other, self)
+
+    def __neg__(self):
+        return _apply(torch.neg, self)
+
+    def __mul__(self, other):
+        return _apply(torch.mul, self, other)
+
+    def __rmul__(self, other):
+        return _apply(torch.mul, other, self)
+
+    def __truediv__(self, other):
+        return _apply(torch.div, self, other)
+
+    def __rtruediv__(self, other):
+        return _apply(torch.div, other, self)
+
+    def __pow__(self, p):
+        return _apply(lambda x: x ** float(p), self)
+
+    def __matmul__(self, other):
+        return _apply(torch.matmul, self, other)
+
+    def exp(self):
+        return _apply(torch.exp, self)
+
+    def log(self):
+        return _apply(torch.log, self)
+
+    def relu(self):
+        return _apply(torch.relu, self)
+
+    def tanh(self):
+        return _apply(torch.tanh, self)
+
+    def sigmoid(self):
+        return _apply(torch.sigmoid, self)
+
+    def sum(self, axis=None, keepdims: bool = False):
+        return _apply(lambda x: x.sum(dim=_axes(axis, x.ndim), keepdim=keepdims) if x.ndim else x, self)
+
+    def mean(self, axis=None, keepdims: bool = False):
+        return _apply(lambda x: x.mean(dim=_axes(axis, x.ndim), keepdim=keepdims) if x.ndim else x, self)
+
+    def square_mean(self):
+        return _apply(lambda x: (x * x).mean(), self)
+
+    def reshape(self, *shape):
+        shape = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        return _apply(lambda x: x.reshape(shape), self)
+
+    @property
+    def T(self):
+        return _apply(lambda x: x.permute(*reversed(range(x.ndim))), self)
+
+    # ----- the engine -----
+    def backward(self, grad=None) -> None:
+        if not self.requires_grad:
+            raise RuntimeError("backward() of a tensor that does not require grad")
+        if grad is None:
+            if self.data.size != 1:
+                raise RuntimeError(f"backward() without a grad needs an output of one element, not {self.shape}")
+            seed = np.ones(self.shape)
+        else:
+            seed = np.array(grad.data if isinstance(grad, Tensor) else grad, dtype=np.float64)
+            if seed.shape != self.shape:
+                raise ValueError(f"grad of shape {seed.shape} for an output of shape {self.shape}")
+        if self._torch is None:  # a leaf: its own gradient is the seed
+            _accumulate(self, seed)
+            return
+        pairs = list(self._uses.values())
+        grads = torch.autograd.grad(self._torch, [leaf for _, leaf in pairs], grad_outputs=torch.from_numpy(seed),
+                                    retain_graph=True, allow_unused=True)
+        for (tensor, _), g in zip(pairs, grads):
+            if g is not None:
+                _accumulate(tensor, g.numpy())
+
+
+def _accumulate(tensor: Tensor, g: np.ndarray) -> None:
+    tensor.grad = np.array(g, dtype=np.float64) if tensor.grad is None else np.asarray(tensor.grad + g)
+
+
+class _TorchOptimizer:
+    """A torch.optim optimizer over the stand-in parameters: each step hands it their data (shared, so that
+    it updates them in place) and their grads; ``state_dict()`` holds plain arrays keyed ``<name>.<index>``."""
+
+    make = None  # the torch.optim class
+
+    def __init__(self, params, **options):
+        self.params = list(params)
+        self._tensors = [torch.from_numpy(p.data) for p in self.params]
+        self._optimizer = type(self).make(self._tensors, **options)
+        self.__dict__.update(options)
+
+    def zero_grad(self) -> None:
+        """torch's zero_grad (set_to_none), and its grads (None) back onto the parameters."""
+        self._hand_over()
+        self._optimizer.zero_grad(set_to_none=True)
+        for p, tensor in zip(self.params, self._tensors):
+            p.grad = None if tensor.grad is None else tensor.grad.numpy()
+
+    def step(self) -> None:
+        self._hand_over()
+        self._optimizer.step()
+
+    def _hand_over(self) -> None:
+        """Give torch the parameters' data (shared, followed if an array was replaced) and their grads."""
+        for p, tensor in zip(self.params, self._tensors):
+            if tensor.data_ptr() != p.data.ctypes.data:
+                p.data = np.ascontiguousarray(p.data, dtype=np.float64)
+                tensor.set_(torch.from_numpy(p.data))
+            tensor.grad = None if p.grad is None else torch.from_numpy(np.array(p.grad, dtype=np.float64))
+
+    def state_dict(self) -> dict[str, np.ndarray]:
+        return {f"{name}.{i}": np.array(value.numpy(), dtype=np.float64)
+                for i, tensor in enumerate(self._tensors)
+                for name, value in self._optimizer.state.get(tensor, {}).items()}
+
+    def load_state_dict(self, state: dict) -> None:
+        self._optimizer.state.clear()
+        for key, value in state.items():
+            name, _, index = str(key).rpartition(".")
+            tensor = self._tensors[int(index)]
+            self._optimizer.state[tensor][name] = torch.tensor(np.asarray(value, dtype=np.float64),
+                                                               dtype=torch.float32 if name == "step" else None)
+
+
+class SGD(_TorchOptimizer):
+    make = torch.optim.SGD
+
+    def __init__(self, params, lr: float, momentum: float = 0.0, weight_decay: float = 0.0):
+        super().__init__(params, lr=lr, momentum=momentum, weight_decay=weight_decay)
+
+
+class Adam(_TorchOptimizer):
+    make = torch.optim.Adam
+
+    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.0):
+        super().__init__(params, lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)
