@@ -22,7 +22,11 @@ from solution_scan import MODULE_NAMES, SYSTEM, distinctive_lines, found, scan_t
 
 from graders import gradescope, paths, release, sandbox
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("hostile")]
+# The searching submission grades beside the hostile corpus (one worker: they watch the machine's processes);
+# the wheel's tests build and install a wheel, and may run beside them.
+pytestmark = [pytest.mark.slow]
+SEARCHING = pytest.mark.xdist_group("hostile")
+WHEEL = pytest.mark.xdist_group("wheel")
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +51,7 @@ def from_wheel(installed: Path, cwd: Path, *args: str, timeout: float = 600) -> 
                           timeout=timeout)
 
 
+@WHEEL
 def test_the_wheel_holds_the_graders_and_the_given_code_and_no_solution(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert not [n for n in names if n.split("/")[0] in ("solutions", "exercises", "tests")]
@@ -56,12 +61,14 @@ def test_the_wheel_holds_the_graders_and_the_given_code_and_no_solution(wheel):
     assert scan_zip(wheel.read_bytes()) == {}
 
 
+@WHEEL
 def test_the_student_bundle_holds_no_solution():
     files = release.bundle_files()
     assert "exercises/tensor.py" in files and ".github/workflows/autograde.yml" in files
     assert {name: found(text) for name, text in files.items() if found(text)} == {}
 
 
+@WHEEL
 def test_the_installed_wheel_works_with_no_checkout_in_reach(installed, wheel, tmp_path):
     """From the wheel alone: grade gives the solutions 100 and the stubs 0; the nbgrader course, the student bundle
     and the Gradescope zip (from the wheel) are written and hold no solution; build-exercises says what it needs."""
@@ -125,6 +132,7 @@ def unbroadcast(grad, shape):
 '''
 
 
+@SEARCHING
 @pytest.mark.parametrize("isolation", ["bubblewrap", "limits"])
 def test_a_submission_that_reads_every_file_it_can_open_finds_no_solution(tmp_path, isolation):
     """A stub submission whose unbroadcast opens every file it can reach (its package, its folder, /tmp, the
