@@ -168,8 +168,9 @@ def namespaces_work() -> bool:
     with tempfile.TemporaryDirectory(prefix="agl-probe-") as folder:
         pid = os.fork()
         if pid == 0:  # the child only makes system calls, then leaves
-            ok = libc.unshare(_CLONE_NEWNS) == 0 and libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) == 0 \
-                and libc.mount(b"tmpfs", os.fsencode(folder), b"tmpfs", 0, b"size=4k") == 0
+            ok = (libc.unshare(_CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWNET) == 0
+                  and libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) == 0
+                  and libc.mount(b"tmpfs", os.fsencode(folder), b"tmpfs", 0, b"size=4k") == 0)
             os._exit(0 if ok else 1)
         _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status) == 0
@@ -444,7 +445,7 @@ class _CapData(ctypes.Structure):
 
 # ----- hiding folders without bubblewrap: a mount namespace of the worker's own (as root only) -----
 
-_CLONE_NEWNS = 0x00020000
+_CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWNET = 0x00020000, 0x08000000, 0x40000000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 2, 4, 4096, 16384, 1 << 18
 
 
@@ -452,9 +453,9 @@ _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 2, 4, 409
 class Hiding:
     """What a worker started without bubblewrap must not see, covered by an empty read-only tmpfs in a mount
     namespace of its own: ``folders`` (the folders of the checkout, solutions/ and .git among them, the judge's
-    code, the folder of the students' submissions), and ``parent``, the folder grades are laid out in (other students' grades), where only this
-    grade's folder, ``root``, is mounted back. Only root can make mount namespaces: without root nothing is hidden
-    (``Isolation.describe`` says so)."""
+    code, the folder of the students' submissions), and ``parent``, the folder grades are laid out in (other
+    students' grades), where only this grade's folder, ``root``, is mounted back. Only root can make mount
+    namespaces: without root nothing is hidden (``Isolation.describe`` says so)."""
 
     folders: tuple[str, ...] = ()
     parent: str | None = None  # the judge's scratch base (or the grade's parent folder): covered, root mounted back
@@ -498,7 +499,9 @@ class Hiding:
         folder is held open (an O_PATH handle, in the new namespace) while its parent is covered, and mounted back
         from that handle."""
         libc = ctypes.CDLL(None, use_errno=True)
-        calls = [(libc.unshare, (_CLONE_NEWNS,), "unshare(CLONE_NEWNS)"),
+        # Its own IPC and network namespaces too: no network, and no System V IPC or abstract unix socket that
+        # another worker could reach.
+        calls = [(libc.unshare, (_CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWNET,), "unshare(NEWNS|NEWIPC|NEWNET)"),
                  (libc.mount, (b"none", b"/", None, _MS_REC | _MS_PRIVATE, None), "mount --make-rprivate /")]
         kept = [(self.root, self.parent)] if self.parent is not None else []
         kept += [(path, cover) for cover, paths_ in self.reach for path in paths_]

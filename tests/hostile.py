@@ -404,6 +404,49 @@ def _leak_check(report, context) -> None:
         assert "uid=0 " not in message, f"the worker ran as root:\n{message}"
 
 
+def _kernel_check(report, context) -> None:
+    """Every channel of kernel state the probe tried was refused (EPERM), or is not there at all."""
+    message = next(r.message for r in report.results if r.task.id == "1.1")
+    assert "channels:" in message and "add_key=" in message, message
+    assert "open(" not in message, f"a channel of kernel state stayed open to the worker:\n{message}"
+
+
+KERNEL_STATE = '''
+def _kernel_channels():
+    """Tries the kernel state that outlives a process and could carry data to a later worker, the next grade or a
+    classmate's: the user's key ring, System V shared memory, semaphores and message queues, POSIX queues."""
+    import ctypes, errno, platform
+    libc = ctypes.CDLL(None, use_errno=True)
+    numbers = {"x86_64": (248, 250, 29, 64, 68), "aarch64": (217, 219, 194, 190, 186)}.get(platform.machine())
+    if numbers is None:
+        return "channels: add_key=unknown machine"
+    add_key, keyctl, shmget, semget, msgget = numbers
+    tries = {
+        "add_key": lambda: libc.syscall(add_key, b"user", b"agl-relay", b"100", 3, -4),
+        "keyctl": lambda: libc.syscall(keyctl, 0, -4, 0),
+        "shmget": lambda: libc.syscall(shmget, 0x41474C, 4096, 0o1000 | 0o666),
+        "semget": lambda: libc.syscall(semget, 0x41474C, 1, 0o1000 | 0o666),
+        "msgget": lambda: libc.syscall(msgget, 0x41474C, 0o1000 | 0o666),
+        "mq_open": lambda: libc.mq_open(b"/agl-relay", 0o100 | 2, 0o666, None),
+    }
+    seen = []
+    for name, call in tries.items():
+        ctypes.set_errno(0)
+        try:
+            result = call()
+        except (OSError, AttributeError):
+            seen.append(name + "=unavailable")
+            continue
+        refused = result == -1 and ctypes.get_errno() == errno.EPERM
+        seen.append(name + "=" + ("EPERM" if refused else "open(%d, errno %d)" % (result, ctypes.get_errno())))
+    return "channels: " + " ".join(seen)
+
+
+def unbroadcast(grad, shape):
+    raise RuntimeError(_kernel_channels())
+'''
+
+
 ENV_PROBE = '''
 def _probe():
     """What the grader let slip: CI variables and judge paths in the environment, the judge's own
@@ -703,6 +746,10 @@ for _name in ("ref_epochs.train", "solutions.train", "sub_tensor.train", "sub_op
         "env_and_proc", "reads os.environ, /proc/self/environ, the judge's /proc/<pid>/environ and mem, and "
         "reports them in its error message", "stubs", (("tensor.py", "append", ENV_PROBE),), ("1.1",),
         check=_leak_check),
+    Hostile(
+        "kernel_state", "stores in the user's key ring and in System V and POSIX IPC objects (kernel state that "
+        "outlives a process: a relay to a later worker, grade or classmate) and reports which calls worked",
+        "stubs", (("tensor.py", "append", KERNEL_STATE),), ("1.1",), check=_kernel_check),
     Hostile(
         "torch_imported_in_tensor", "the reference tensor.py importing torch to compute unbroadcast",
         "solutions", (("tensor.py", "append", '''

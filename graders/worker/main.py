@@ -14,7 +14,7 @@ import importlib.abc
 import os
 import sys
 
-from . import claims, protocol
+from . import claims, protocol, seccomp
 
 VERBS = {}
 
@@ -100,6 +100,7 @@ def serve(request_fd: int, response_fd: int, package_root: str, preload: tuple[s
     ``refuse`` maps top-level package names that student code may not import to the reason."""
     global _PACKAGE_ROOT
     _PACKAGE_ROOT = package_root
+    seccomp.install()  # before any student code: no key rings, no System V or POSIX IPC
     for name in preload:
         try:
             importlib.import_module(name)
