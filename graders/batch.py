@@ -36,6 +36,7 @@ from . import __version__, gradebook, intake, pictures, sandbox
 from . import messages as msg
 from .gradebook import Record
 from .tasks import BY_ID
+from .worker_process import untrusted
 
 DEFAULT_TIMEOUT = 600.0
 START_TIMEOUT = 180.0  # a judge imports torch and the checks before its first submission
@@ -218,7 +219,8 @@ class Progress:
         rate = self.finished / elapsed * 60 if elapsed > 0 else 0.0
         left = self.total - self.skipped - self.finished
         eta = _duration(left / rate * 60) if rate > 0 else "?"
-        last = msg.BATCH_PROGRESS_LAST.format(student=record.student, status=record.status.split(":")[0]
+        # A folder name is the student's text: no escape sequence of it reaches the terminal.
+        last = msg.BATCH_PROGRESS_LAST.format(student=untrusted(record.student), status=record.status.split(":")[0]
                                               + (f" {record.total:g}" if record.graded else ""))
         line = msg.BATCH_PROGRESS.format(done=self.skipped + self.finished, total=self.total, skipped=self.skipped,
                                          failed=self.failed, rate=f"{rate:.1f}/min", eta=eta, last=last)

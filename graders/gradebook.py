@@ -13,6 +13,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass, field
@@ -44,11 +45,25 @@ class Record:
 
     def row(self, task_ids: tuple[str, ...]) -> list[str]:
         cells = [_number(self.scores[t]) if t in self.scores else "" for t in task_ids]
-        return [self.student, *cells, _number(self.total), self.status, f"{self.seconds:.1f}"]
+        return [_cell(self.student), *cells, _number(self.total), _cell(self.status), f"{self.seconds:.1f}"]
 
 
 def _number(value: float) -> str:
     return f"{value:g}"
+
+
+# A cell a spreadsheet would read as a formula (=HYPERLINK(...), +cmd, -2+3, @SUM): a student's folder name, or a
+# reason that quotes one, is written with a leading apostrophe, which spreadsheets show as text. read_csv takes
+# exactly that apostrophe off again, so every name round-trips.
+_FORMULA = re.compile(r"'*[=+\-@\t\r]")
+
+
+def _cell(text: str) -> str:
+    return "'" + text if _FORMULA.match(text) else text
+
+
+def _uncell(text: str) -> str:
+    return text[1:] if text.startswith("'") and _FORMULA.match(text[1:]) else text
 
 
 def atomic_write(path: Path, data: str | bytes) -> None:
@@ -113,7 +128,7 @@ def read_csv(path: Path) -> tuple[tuple[str, ...], list[Record]]:
     for row in body:
         cells = dict(zip(header, row))
         scores = {t: float(cells[t]) for t in task_ids if cells.get(t, "") != ""}
-        records.append(Record(cells["student"], cells["status"], float(cells["total"] or 0), scores,
+        records.append(Record(_uncell(cells["student"]), _uncell(cells["status"]), float(cells["total"] or 0), scores,
                               float(cells["seconds"] or 0)))
     return task_ids, records
 

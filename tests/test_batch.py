@@ -509,3 +509,27 @@ def test_intake_opens_only_regular_files_and_keeps_any_name(tmp_path):
     assert sorted(r.student for r in records) == sorted(["alice", "bob", odd])
     again = batch.grade_all(subs, out, jobs=1, settings=batch.Settings(tasks=("1.1",)))
     assert (again.skipped, again.graded) == (3, 0)
+
+
+@pytest.mark.parametrize("student", ['=HYPERLINK("http://x","click")', "+cmd|' /C calc'!A0", "-2+3", "@SUM(1)",
+                                     "'=quoted", "''=twice", "'plain", "alice", "\tx"])
+def test_a_name_a_spreadsheet_would_run_is_text_in_grades_csv_and_round_trips(tmp_path, student):
+    """A student's folder name (or a reason quoting one) that starts like a formula is written with a leading
+    apostrophe, which spreadsheets show as text; merging reads back exactly the name."""
+    records = [Record(student, f"not graded: {student} is empty"), Record("bob", "graded", 3.0, {"1.1": 3.0})]
+    path = tmp_path / "grades.csv"
+    gradebook.write_csv(path, records, ("1.1",))
+    with open(path, newline="") as f:
+        cells = [cell for row in csv.reader(f) for cell in row]
+    assert not any(cell[:1] in ("=", "+", "-", "@", "\t") for cell in cells), cells
+    _, back = gradebook.read_csv(path)
+    assert {r.student: r.status for r in back} == {r.student: r.status for r in records}
+
+
+def test_the_progress_line_shows_a_folder_name_without_its_escape_sequences():
+    """A folder named with terminal escapes (clear the screen, a fake 100/100) reaches the terminal as plain text."""
+    lines = []
+    meter = batch.Progress(2, 0, lambda line, final: lines.append(line), clock=iter([0.0, 1.0]).__next__)
+    meter.done(Record("\x1b[2J\x1b[Hmallory\x1b]0;100/100\x07\r", "graded", 100.0, {"1.1": 3.0}))
+    assert lines and "mallory" in lines[0]
+    assert not any(ch in lines[0] for ch in "\x1b\x07\r"), repr(lines[0])
