@@ -8,6 +8,7 @@ from pathlib import Path
 
 from . import __version__, build, cli_class, layout, paths, scorecard
 from . import messages as msg
+from .tasks import GRADE_DEADLINE
 
 
 def _build_exercises(args) -> int:
@@ -34,7 +35,8 @@ def _grade(args) -> int:
 
     task_ids = tuple(args.tasks.split(",")) if args.tasks else None
     try:
-        report = grade(args.submission, key=args.key, task_ids=task_ids, isolation=args.isolation)
+        report = grade(args.submission, key=args.key, task_ids=task_ids, isolation=args.isolation,
+                       deadline=args.deadline)
     except (layout.SubmissionError, RuntimeError) as error:
         print(f"autograd-lab grade: {error}", file=sys.stderr)
         return 2
@@ -87,6 +89,9 @@ def parser() -> argparse.ArgumentParser:
                    help="write GitHub Classroom's runner result (one base64 line, for the step output `result`)")
     g.add_argument("--key", type=int, help="seed Hypothesis with this key instead of derandomizing")
     g.add_argument("--tasks", help="grade only these task ids, comma-separated (e.g. 1.1,1.4)")
+    g.add_argument("--deadline", type=float, default=GRADE_DEADLINE, metavar="S",
+                   help="stop the whole grade after S seconds; the tasks not finished by then fail "
+                        "(default: %(default)g)")
     g.add_argument("--isolation", choices=("auto", "bubblewrap", "limits"), default="auto",
                    help="how to isolate student code: bubblewrap where it works (auto), or process limits alone")
     g.set_defaults(run=_grade)

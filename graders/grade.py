@@ -17,7 +17,7 @@ import numpy as np
 from . import __version__, layout, messages, sandbox
 from .checks import CHECKS, load_all
 from .checks.base import CheckFailed, Context, NotAttempted
-from .tasks import TASKS, Task
+from .tasks import GRADE_DEADLINE, TASKS, Task
 from .worker_process import Worker
 
 PASSED, FAILED, NOT_ATTEMPTED, SKIPPED, ERROR = "passed", "failed", "not attempted", "skipped", "grader error"
@@ -71,10 +71,16 @@ def versions() -> dict:
             "torch": torch.__version__, "hypothesis": hypothesis.__version__}
 
 
-def run_task(task: Task, worker: Worker, lay: layout.Layout, key: int | None) -> TaskResult:
+def run_task(task: Task, worker: Worker, lay: layout.Layout, key: int | None,
+             deadline: tuple[float, float] | None = None) -> TaskResult:
+    """One task's result; ``deadline`` is (time.monotonic() at which the grade stops, its seconds)."""
     ctx = Context(task=task, worker=worker, missing=lay.missing, key=key)
+    if deadline is not None:
+        ctx.deadline, ctx.deadline_seconds = deadline
     start = time.perf_counter()
     try:
+        if ctx.deadline is not None and time.monotonic() >= ctx.deadline:
+            ctx.past_deadline()
         ctx.require_files(task.module)
         CHECKS[task.id](ctx)
         status, score, text = PASSED, float(task.points), messages.PASSED.format(task=task.id, title=task.title)
@@ -91,12 +97,14 @@ def run_task(task: Task, worker: Worker, lay: layout.Layout, key: int | None) ->
 
 
 def grade(submission: Path, *, key: int | None = None, task_ids: tuple[str, ...] | None = None,
-          scratch: Path | None = None, isolation: str = "auto") -> Report:
+          scratch: Path | None = None, isolation: str = "auto", deadline: float | None = GRADE_DEADLINE) -> Report:
     """Grade ``submission``; raises layout.SubmissionError when there is nothing to grade.
 
-    ``isolation`` is "auto" (bubblewrap where it works), "bubblewrap" or "limits".
+    ``isolation`` is "auto" (bubblewrap where it works), "bubblewrap" or "limits". ``deadline`` bounds the whole
+    grade in seconds (None: no bound): a request never waits past it, and the tasks still to run then fail.
     """
     start = time.perf_counter()
+    stop = None if deadline is None else (time.monotonic() + deadline, deadline)
     chosen = sandbox.choose(isolation)
     lay = layout.lay_out(Path(submission), sandbox.scratch_parent(chosen, scratch))
     try:
@@ -108,7 +116,7 @@ def grade(submission: Path, *, key: int | None = None, task_ids: tuple[str, ...]
             # The workers start (one imports torch) while the judge imports its checks (and torch).
             worker.start(tasks=tuple(task.id for task in tasks))
             load_all()
-            results = [run_task(task, worker, lay, key) for task in tasks]
+            results = [run_task(task, worker, lay, key, stop) for task in tasks]
     finally:
         lay.cleanup()
     return Report(str(submission), results, time.perf_counter() - start, chosen.describe(), key, versions())

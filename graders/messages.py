@@ -17,6 +17,10 @@ RAISED = "Task {task} ({title}): {doing} raised {error}"
 RAISED_AT = "  at {where}"
 DIED = "Task {task} ({title}): the student process died while {doing}."
 LAST_WORDS = "  its last line on stderr: {line}"
+GRADE_DEADLINE = ("Task {task} ({title}): the whole grade reached its deadline of {seconds:g} s before this task "
+                  "finished, so it stopped here.\n"
+                  "  hint: every answer came in time, but all of them together took too long: look for Python loops "
+                  "over array elements where one numpy operation would do")
 TIMED_OUT = ("Task {task} ({title}): no answer within {seconds:g} s while {doing}.\n"
              "  hint: an infinite loop, a blocking call, or work that grows exponentially with the graph")
 WRONG_KIND = "Task {task} ({title}): {what} is {got}, expected {expected}."

@@ -63,6 +63,7 @@ class Hostile:
     check: Callable | None = None  # more assertions on the Report: check(report, context)
     says: tuple[str, ...] = ()  # a message holds one of these: the attack ran, and the grader saw it as this
     load: bool = True  # cheap enough for the load test
+    deadline: float | None = None  # the whole grade's deadline (grade's default when None)
 
     @property
     def points(self) -> float:
@@ -750,6 +751,18 @@ for _name in ("ref_epochs.train", "solutions.train", "sub_tensor.train", "sub_op
         "kernel_state", "stores in the user's key ring and in System V and POSIX IPC objects (kernel state that "
         "outlives a process: a relay to a later worker, grade or classmate) and reports which calls worked",
         "stubs", (("tensor.py", "append", KERNEL_STATE),), ("1.1",), check=_kernel_check),
+    Hostile(
+        "slow_answers_everywhere", "the reference, with an unbroadcast that takes 2 s a call: every answer comes "
+        "within its 10 s, but the grade would take hours", "solutions", (("tensor.py", "append", '''
+import time as _time
+
+_unbroadcast_fast = unbroadcast
+
+
+def unbroadcast(grad, shape):
+    _time.sleep(2.0)
+    return _unbroadcast_fast(grad, shape)
+'''),), ("1.1", "1.2", "1.7"), deadline=8.0, bound=40, says=("reached its deadline of 8 s",), load=False),
     Hostile(
         "torch_imported_in_tensor", "the reference tensor.py importing torch to compute unbroadcast",
         "solutions", (("tensor.py", "append", '''

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -52,6 +53,8 @@ class Context:
     key: int | None = None
     examples: int = 0
     data: dict = field(default_factory=dict)  # what a task measured beyond pass/fail, for the scorecard
+    deadline: float | None = None  # time.monotonic() at which the whole grade stops (grade's deadline)
+    deadline_seconds: float = 0.0
 
     # ----- asking the worker -----
     def ask(self, verb: str, doing: str, *, timeout: float = DEFAULT_TIMEOUT, hint: str | None = None,
@@ -59,9 +62,15 @@ class Context:
         """The worker's answer to one request, or CheckFailed/NotAttempted in the student's terms."""
         head = msg.header(self.task, doing=doing)
         hint_line = msg.HINT.format(hint=hint) if hint else ""
+        left = None if self.deadline is None else self.deadline - time.monotonic()
+        if left is not None and left <= 0:
+            self.past_deadline()
         try:
-            reply = self.worker.request(verb, args, timeout, measure_cpu=measure_cpu)
+            reply = self.worker.request(verb, args, timeout if left is None else min(timeout, left),
+                                        measure_cpu=measure_cpu)
         except WorkerTimedOut:
+            if left is not None and left < timeout:
+                self.past_deadline()
             raise CheckFailed(msg.TIMED_OUT.format(seconds=timeout, **head)) from None
         except WorkerDied:
             words = self.worker.last_words()
@@ -70,6 +79,9 @@ class Context:
         if "ok" in reply:
             return reply["ok"]
         raise self.student_error(reply["error"], doing, hint)
+
+    def past_deadline(self):
+        raise CheckFailed(msg.GRADE_DEADLINE.format(seconds=self.deadline_seconds, **msg.header(self.task)))
 
     def student_error(self, error: dict, doing: str, hint: str | None = None) -> Exception:
         """The exception to raise for an error that student code raised while ``doing``."""
