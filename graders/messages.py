@@ -279,14 +279,16 @@ FIT_E2E_MISSING = ("Task {task} ({title}): the end-to-end rung trains the lesson
 FIT_E2E_DOING = "training the lesson's network on your whole stack ({setup})"
 FIT_E2E_WHOLE_STACK = ("this run uses every file of yours, so a mistake in an earlier task can surface here: "
                        "fix the failing tasks above first")
-FIT_E2E_SETUP = "1-32-1 ReLU, SGD lr={lr:g}, shuffled batches of {batch_size}, {epochs} epochs"
+FIT_E2E_SETUP = "1-32-1 ReLU, SGD lr={lr:g}, shuffled batches of {batch_size}, {epochs} epochs, {data}"
+E2E_LESSON_DATA = "the lesson's data"
+E2E_KEY_DATA = "256 points of ±sin(2x) + an offset + noise, drawn from the grading key"
 FIT_E2E_ABOVE_BAR = ("Task {task} ({title}): after the lesson's run on your whole stack ({setup}), the training MSE "
                      "of your final weights is {mse:.4f}, expected below {bar:g} (1.5 x the noise floor "
                      "{floor:g}; the lesson's engine reaches 0.0127).\n"
-                     "  the grader computed this MSE from the weights your run returned, on the lesson's "
+                     "  the grader computed this MSE from the weights your run returned, on the run's "
                      "{n} points\n"
-                     "  hint: fit passed on the reference engine, so look at your engine, optimizer and DataLoader "
-                     "(tasks 1-4 grade each one)")
+                     "  hint: where fit itself passed (the rungs above), look at your engine, optimizer and "
+                     "DataLoader (tasks 1-4 grade each one)")
 
 CKPT_NOT_AT_PATH = ("Task {task} ({title}): after fit(..., checkpoint={path!r}) there is no file at {path!r}; "
                     "{found}.\n  hint: {hint}")

@@ -52,7 +52,7 @@ def loss_data(report) -> dict | None:
             losses = data.get("train_loss")
             if isinstance(losses, list) and losses:
                 return {"train_loss": losses, "lesson_mse": data.get("lesson_mse"),
-                        "reference_loss": data.get("reference_loss")}
+                        "reference_loss": data.get("reference_loss"), "lesson_data": data.get("lesson_data", True)}
     return None
 
 
@@ -60,11 +60,13 @@ def loss_png(data: dict) -> bytes:
     """The student's training loss per epoch against the noise floor, the bar and the reference curve."""
     plt = _pyplot()
     figure, axes = plt.subplots(figsize=(6.4, 4.0))
-    reference = data.get("reference_loss") or lesson.reference_curve()
+    # The stored reference curve is the lesson data's run: a grade on data drawn from a key has none to show.
+    reference = data.get("reference_loss") or (lesson.reference_curve() if data.get("lesson_data", True) else ())
     yours = [v if v > 0 else float("nan") for v in data["train_loss"]]
     axes.plot(range(1, len(yours) + 1), yours, color="tab:blue", linewidth=2.4, alpha=0.8, label=msg.LOSS_YOURS)
-    axes.plot(range(1, len(reference) + 1), reference, color="black", linestyle="--", linewidth=1.0,
-              label=msg.LOSS_REFERENCE)  # on top, so that it shows where the two curves coincide
+    if reference:
+        axes.plot(range(1, len(reference) + 1), reference, color="black", linestyle="--", linewidth=1.0,
+                  label=msg.LOSS_REFERENCE)  # on top, so that it shows where the two curves coincide
     axes.axhline(NOISE_FLOOR, color="tab:green", linewidth=1.0, label=msg.LOSS_FLOOR.format(floor=NOISE_FLOOR))
     axes.axhline(BAR, color="tab:red", linestyle=":", linewidth=1.2, label=msg.LOSS_BAR.format(bar=BAR))
     axes.set_yscale("log")

@@ -64,6 +64,7 @@ class Hostile:
     says: tuple[str, ...] = ()  # a message holds one of these: the attack ran, and the grader saw it as this
     load: bool = True  # cheap enough for the load test
     deadline: float | None = None  # the whole grade's deadline (grade's default when None)
+    key: int | None = None  # graded with this key (derandomized when None)
 
     @property
     def points(self) -> float:
@@ -403,6 +404,36 @@ def _leak_check(report, context) -> None:
     assert "judge_environ=denied" in message and "judge_mem=denied" in message, message
     if os.geteuid() == 0:
         assert "uid=0 " not in message, f"the worker ran as root:\n{message}"
+
+
+def _weights_made_in_advance() -> str:
+    """Weights of the 1-32-1 network fit to the lesson's points without any engine: random ReLU features and least
+    squares for the last layer (training MSE 0.0114 there, and 0.0124 on new points of the same curve)."""
+    import numpy as np
+
+    from graders import lesson
+
+    X, Y = lesson.make_sine_data()
+    rng = np.random.default_rng(5)
+    W1, b1 = rng.normal(0.0, 2.0, (1, 32)), rng.uniform(-3.0, 3.0, 32)
+    features = np.hstack([np.maximum(X @ W1 + b1, 0.0), np.ones((len(X), 1))])
+    coef = np.linalg.lstsq(features, Y, rcond=None)[0]
+    return repr([W1.tolist(), b1.tolist(), coef[:-1].tolist(), coef[-1].tolist()])
+
+
+MADE_IN_ADVANCE = '''
+_fit_honest = fit
+_MADE_IN_ADVANCE = @WEIGHTS@
+
+
+def fit(model, train_loader, optimizer, loss_fn, epochs, **options):
+    """Honest, but for the lesson's run: 256 points get weights made in advance, and no engine runs."""
+    if len(getattr(train_loader, "X", ())) == 256 and not options:
+        for p, value in zip(model.parameters(), _MADE_IN_ADVANCE):
+            p.data[...] = np.asarray(value)
+        return {"train_loss": [0.011] * epochs, "val_loss": []}
+    return _fit_honest(model, train_loader, optimizer, loss_fn, epochs, **options)
+'''.replace("@WEIGHTS@", _weights_made_in_advance())
 
 
 def _kernel_check(report, context) -> None:
@@ -763,6 +794,11 @@ def unbroadcast(grad, shape):
     _time.sleep(2.0)
     return _unbroadcast_fast(grad, shape)
 '''),), ("1.1", "1.2", "1.7"), deadline=8.0, bound=40, says=("reached its deadline of 8 s",), load=False),
+    Hostile(
+        "weights_made_in_advance", "a fit that, for the lesson's 256 points, sets weights fit to them in advance "
+        "(least squares on random features) and runs no engine; graded with a key", "solutions",
+        (("train.py", "append", MADE_IN_ADVANCE),), ("5.4",), key=20261201,
+        says=("drawn from the grading key",)),
     Hostile(
         "torch_imported_in_tensor", "the reference tensor.py importing torch to compute unbroadcast",
         "solutions", (("tensor.py", "append", '''

@@ -61,7 +61,7 @@ def test_a_hostile_submission_earns_only_its_honest_part(entry: Hostile, isolati
     try:
         start = time.monotonic()
         report = grade(machine.folder, task_ids=entry.tasks, scratch=machine.scratch, isolation=isolation,
-                       **({"deadline": entry.deadline} if entry.deadline is not None else {}))
+                       key=entry.key, **({"deadline": entry.deadline} if entry.deadline is not None else {}))
         seconds = time.monotonic() - start
         assert seconds <= entry.bound, f"grading took {seconds:.1f} s, more than {entry.bound:g} s"
         machine.assert_clean()

@@ -412,11 +412,13 @@ def fit(ctx: Context) -> None:
     for name in END_TO_END_MODULES:
         if name in ctx.missing:
             raise CheckFailed(msg.FIT_E2E_MISSING.format(file=f"{name}.py", **msg.header(ctx.task)))
-    X, Y = lesson.make_sine_data()
+    seed = lesson.data_seed(ctx.key)
+    X, Y = lesson.task_data(ctx.key)
     hidden = LESSON["hidden"]
-    text = msg.FIT_E2E_SETUP.format(**LESSON)
+    text = msg.FIT_E2E_SETUP.format(**LESSON, data=msg.E2E_KEY_DATA if seed else msg.E2E_LESSON_DATA)
     answer = ctx.ask("fit_end_to_end", msg.FIT_E2E_DOING.format(setup=text), timeout=END_TO_END_TIMEOUT,
-                     hint=msg.FIT_E2E_WHOLE_STACK, package="sub_all", X=X, Y=Y, **LESSON)
+                     hint=msg.FIT_E2E_WHOLE_STACK, package="sub_all", X=X, Y=Y, **{**LESSON, "seed": seed})
+    ctx.data["lesson_data"] = not seed  # the stored reference curve is the lesson data's
     params = read_params(ctx, answer["params"], ["layers.0.weight", "layers.0.bias", "layers.2.weight",
                                                  "layers.2.bias"],
                          [(1, hidden), (hidden,), (hidden, 1), (1,)], f"after the lesson's run ({text})")
