@@ -188,7 +188,8 @@ def test_the_end_to_end_rung_computes_the_mse_itself(tmp_path):
     [result] = grade(folder, task_ids=("5.4",)).results
     assert result.status == FAILED
     assert result.message.startswith(msg.FIT_E2E_ABOVE_BAR.split("{mse")[0].format(
-        setup=msg.FIT_E2E_SETUP.format(lr=0.02, batch_size=32, epochs=300), **head("5.4")))
+        setup=msg.FIT_E2E_SETUP.format(lr=0.02, batch_size=32, epochs=300, data=msg.E2E_LESSON_DATA),
+        **head("5.4")))
 
 
 def test_the_end_to_end_rung_needs_the_whole_stack(tmp_path):

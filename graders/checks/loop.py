@@ -449,7 +449,7 @@ def resume_mistakes(setup: Setup, val, epochs: int, first: int):
         run = setup.run()
         reference_fit(setup, first, val=val, run=run)
         if fresh_optimizer:
-            run.optimizer.state.clear()
+            run.forget_state()
         return reference_fit(setup, more, val=val, run=run)[1].weights()
 
     return [(msg.HINT_CKPT_IGNORED, ignored),

@@ -1,17 +1,19 @@
 """Expected values of the loop tasks (5 and 6), computed with torch in float64.
 
-A ``Run`` is a ReLU network given as its weights, trained by ``torch.optim.SGD`` on gradients from
-``torch.autograd`` and clipped by ``torch.nn.utils.clip_grad_norm_``: what contract.md asks of
-``train_epoch``, ``evaluate`` and ``fit``, written over torch. Its options model the known mistakes the
-messages name (a step that never clears the gradients, a loss not divided by ``accumulate``, ...). The
-judge also answers the worker's ``train_epoch`` and ``evaluate`` with it while a student's ``fit`` is
-graded (graders.worker_process.ORACLES), so that fit is graded on its own.
+A ``Run`` is a ReLU network given as its weights, trained by torch.optim's SGD update (its functional
+form, ``torch.optim.sgd.sgd``) on gradients from ``torch.autograd`` and clipped by
+``torch.nn.utils.clip_grad_norm_``: what contract.md asks of ``train_epoch``, ``evaluate`` and ``fit``,
+written over torch. Its options model the known mistakes the messages name (a step that never clears
+the gradients, a loss not divided by ``accumulate``, ...). The judge also answers the worker's
+``train_epoch`` and ``evaluate`` with it while a student's ``fit`` is graded
+(graders.worker_process.ORACLES), so that fit is graded on its own.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import torch
+from torch.optim.sgd import sgd as sgd_update  # torch.optim's SGD arithmetic, functional
 
 
 def weighted_loss(pred, target):
@@ -37,7 +39,8 @@ class Run:
         self.device, self.layout = device, layout
         self.params = [torch.tensor(np.asarray(w, dtype=np.float64), device=device, requires_grad=True)
                        for w in weights]
-        self.optimizer = torch.optim.SGD(self.params, lr=lr, momentum=momentum)
+        self.lr, self.momentum = lr, momentum
+        self.buffers = [None] * len(self.params)  # the momentum buffers, as torch.optim.SGD keeps them
         self.clears = 0  # how many times the gradients were cleared (or, in a modelled mistake, were not)
         if state:
             self.load_state(state)
@@ -63,7 +66,8 @@ class Run:
         """Clear the gradients, or, modelling a mistake, don't: "never", or "late" (not the first time)."""
         self.clears += 1
         if zero_grad == "each" or (zero_grad == "late" and self.clears > 1):
-            self.optimizer.zero_grad(set_to_none=True)
+            for p in self.params:  # torch's zero_grad(set_to_none=True), without its first call's torch._dynamo import
+                p.grad = None
 
     def epoch(self, batches, loss: str = "mse", *, accumulate: int = 1, clip_norm: float | None = None,
               zero_grad: str = "each", scale: float = 1.0, swapped: bool = False) -> float:
@@ -80,10 +84,26 @@ class Run:
             if pending == accumulate or len(losses) == len(batches):
                 if clip_norm is not None:
                     torch.nn.utils.clip_grad_norm_(self.params, clip_norm)
-                self.optimizer.step()
+                self.step()
                 self._clear(zero_grad)
                 pending = 0
         return float(np.mean(losses))
+
+    def step(self) -> None:
+        """torch.optim's SGD update of every parameter with a grad (the class costs a second's imports at its first
+        construction; its step calls this same function)."""
+        have = [i for i, p in enumerate(self.params) if p.grad is not None]
+        buffers = [self.buffers[i] for i in have]
+        with torch.no_grad():
+            sgd_update([self.params[i] for i in have], [self.params[i].grad for i in have], buffers,
+                                weight_decay=0.0, momentum=self.momentum, lr=self.lr, dampening=0.0,
+                                nesterov=False, maximize=False)
+        for i, buffer in zip(have, buffers):
+            self.buffers[i] = buffer
+
+    def forget_state(self) -> None:
+        """A fresh optimizer over the same weights: no momentum buffers."""
+        self.buffers = [None] * len(self.params)
 
     def evaluate(self, batches, loss: str = "mse", *, swapped: bool = False) -> float:
         with torch.no_grad():
@@ -105,14 +125,12 @@ class Run:
 
     def state(self) -> dict[str, np.ndarray]:
         """The momentum buffers, keyed ``momentum_buffer.<index>`` as the worker's stand-in SGD keys them."""
-        return {f"momentum_buffer.{i}": self.optimizer.state[p]["momentum_buffer"].detach().cpu().numpy().copy()
-                for i, p in enumerate(self.params)
-                if self.optimizer.state.get(p, {}).get("momentum_buffer") is not None}
+        return {f"momentum_buffer.{i}": b.detach().cpu().numpy().copy()
+                for i, b in enumerate(self.buffers) if b is not None}
 
     def load_state(self, state: dict) -> None:
         for key, value in state.items():
-            index = int(key.rpartition(".")[2])
-            self.optimizer.state[self.params[index]]["momentum_buffer"] = self._tensor(value).clone()
+            self.buffers[int(key.rpartition(".")[2])] = self._tensor(value).clone()
 
 
 # ----- the judge's answers to a worker's train_epoch and evaluate (graders.worker_process.ORACLES) -----

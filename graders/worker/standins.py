@@ -19,6 +19,7 @@ import contextlib
 
 import numpy as np
 import torch
+from torch.optim.sgd import sgd as sgd_update  # torch.optim's SGD arithmetic, functional
 
 _grad_enabled = [True]
 
@@ -213,27 +214,21 @@ def _accumulate(tensor: Tensor, g: np.ndarray) -> None:
 
 
 class _TorchOptimizer:
-    """A torch.optim optimizer over the stand-in parameters: each step hands it their data (shared, so that
-    it updates them in place) and their grads; ``state_dict()`` holds plain arrays keyed ``<name>.<index>``."""
-
-    make = None  # the torch.optim class
+    """An optimizer over the stand-in parameters whose arithmetic is torch.optim's: each step hands torch their
+    data (shared, so that it is updated in place) and their grads; ``state_dict()`` holds plain arrays keyed
+    ``<name>.<index>``."""
 
     def __init__(self, params, **options):
         self.params = list(params)
         self._tensors = [torch.from_numpy(p.data) for p in self.params]
-        self._optimizer = type(self).make(self._tensors, **options)
         self.__dict__.update(options)
 
     def zero_grad(self) -> None:
-        """torch's zero_grad (set_to_none), and its grads (None) back onto the parameters."""
-        self._hand_over()
-        self._optimizer.zero_grad(set_to_none=True)
+        """The torch tensors' grads set to None, as torch's zero_grad(set_to_none=True) does, and so the
+        parameters'."""
         for p, tensor in zip(self.params, self._tensors):
-            p.grad = None if tensor.grad is None else tensor.grad.numpy()
-
-    def step(self) -> None:
-        self._hand_over()
-        self._optimizer.step()
+            tensor.grad = None
+            p.grad = tensor.grad
 
     def _hand_over(self) -> None:
         """Give torch the parameters' data (shared, followed if an array was replaced) and their grads."""
@@ -242,6 +237,48 @@ class _TorchOptimizer:
                 p.data = np.ascontiguousarray(p.data, dtype=np.float64)
                 tensor.set_(torch.from_numpy(p.data))
             tensor.grad = None if p.grad is None else torch.from_numpy(np.array(p.grad, dtype=np.float64))
+
+
+class SGD(_TorchOptimizer):
+    """torch.optim's SGD update (its functional form, ``torch.optim.sgd.sgd``: the class costs a second's imports
+    at its first construction), with the momentum buffers kept here."""
+
+    def __init__(self, params, lr: float, momentum: float = 0.0, weight_decay: float = 0.0):
+        super().__init__(params, lr=lr, momentum=momentum, weight_decay=weight_decay)
+        self._buffers = [None] * len(self.params)
+
+    def step(self) -> None:
+        self._hand_over()
+        have = [i for i, tensor in enumerate(self._tensors) if tensor.grad is not None]
+        buffers = [self._buffers[i] for i in have]
+        with torch.no_grad():
+            sgd_update([self._tensors[i] for i in have], [self._tensors[i].grad for i in have], buffers,
+                                weight_decay=self.weight_decay, momentum=self.momentum, lr=self.lr, dampening=0.0,
+                                nesterov=False, maximize=False)
+        for i, buffer in zip(have, buffers):
+            self._buffers[i] = buffer
+
+    def state_dict(self) -> dict[str, np.ndarray]:
+        return {f"momentum_buffer.{i}": np.array(b.numpy(), dtype=np.float64)
+                for i, b in enumerate(self._buffers) if b is not None}
+
+    def load_state_dict(self, state: dict) -> None:
+        self._buffers = [None] * len(self.params)
+        for key, value in state.items():
+            self._buffers[int(str(key).rpartition(".")[2])] = torch.tensor(np.asarray(value, dtype=np.float64))
+
+
+class Adam(_TorchOptimizer):
+    """torch.optim.Adam over the stand-in parameters (the loop checks train with SGD; this is for completeness)."""
+
+    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.0):
+        super().__init__(params, lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)
+        self._optimizer = torch.optim.Adam(self._tensors, lr=lr, betas=tuple(betas), eps=eps,
+                                           weight_decay=weight_decay)
+
+    def step(self) -> None:
+        self._hand_over()
+        self._optimizer.step()
 
     def state_dict(self) -> dict[str, np.ndarray]:
         return {f"{name}.{i}": np.array(value.numpy(), dtype=np.float64)
@@ -252,20 +289,5 @@ class _TorchOptimizer:
         self._optimizer.state.clear()
         for key, value in state.items():
             name, _, index = str(key).rpartition(".")
-            tensor = self._tensors[int(index)]
-            self._optimizer.state[tensor][name] = torch.tensor(np.asarray(value, dtype=np.float64),
-                                                               dtype=torch.float32 if name == "step" else None)
-
-
-class SGD(_TorchOptimizer):
-    make = torch.optim.SGD
-
-    def __init__(self, params, lr: float, momentum: float = 0.0, weight_decay: float = 0.0):
-        super().__init__(params, lr=lr, momentum=momentum, weight_decay=weight_decay)
-
-
-class Adam(_TorchOptimizer):
-    make = torch.optim.Adam
-
-    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.0):
-        super().__init__(params, lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)
+            self._optimizer.state[self._tensors[int(index)]][name] = torch.tensor(
+                np.asarray(value, dtype=np.float64), dtype=torch.float32 if name == "step" else None)
