@@ -100,12 +100,16 @@ def diagnose(yours: np.ndarray, expected: np.ndarray) -> str | None:
         return HINT_ZERO
     return None
 
-COSTLY_TIMEOUT = ("Task {task} ({title}): the backward rule of {op} on inputs of shape {shapes} did not finish "
-                  "within {limit:g} times the forward's CPU time.\n"
+COSTLY_TIMEOUT = ("Task {task} ({title}): {op} on inputs of shape {shapes} did not finish within {limit:g} times "
+                  "{base}.\n"
                   "  hint: {hint}")
-COSTLY = ("Task {task} ({title}): the backward rule of {op} on inputs of shape {shapes} took {ratio:.0f} times "
-          "the forward's CPU time; at most {limit:g} is allowed.\n"
+COSTLY = ("Task {task} ({title}): {op} on inputs of shape {shapes} gives the right values, but took {ratio:.0f} "
+          "times {base}; at most {limit:g} is allowed: right, but too slow.\n"
           "  hint: {hint}")
+COST_BASE_FORWARD = "the forward's CPU time"
+COST_BASE_SUM = "the CPU time of numpy's own sum over that axis"
+HINT_UNBROADCAST_COST = ("sum with numpy over whole axes (arr.sum(axis=..., keepdims=...)), not with a Python loop "
+                         "over the elements")
 GRADER_ERROR = ("Task {task} ({title}): the grader itself failed ({error}). "
                 "This is not your mistake: please tell your instructor.")
 TOTAL = "total {score:g}/{max_score:g} ({examples:,} Hypothesis examples{timing})"

@@ -44,6 +44,7 @@ WORKER_PATH = "/usr/local/bin:/usr/bin:/bin"  # never the judge's PATH: it names
 THREADS_ENV = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 LOG_LIMIT = 1 << 20
 RUNTIME_ENV, PACKAGES_ENV = "AGL_WORKER_RUNTIME", "AGL_WORKER_PACKAGES"
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 POLL_SECONDS = 0.2  # how often a judge waiting for an answer checks that the worker still runs
 # The packages whose student module may import torch (contract.md); every other worker refuses it.
 TORCH_PACKAGES = ("sub_torch_loop",)
@@ -179,6 +180,13 @@ class WorkerDied(Exception):
 
 class WorkerTimedOut(Exception):
     """The worker did not answer within the request's deadline."""
+
+
+def _cpu_spent(before: tuple[float, float], after: tuple[float, float]) -> float:
+    """The CPU seconds between two ``Worker._cpu_seconds``: the precise count of live threads, unless the tick
+    count grew by more than its own granularity beyond it (work done in a thread or a child that has ended)."""
+    live, ended = after[0] - before[0], after[1] - before[1]
+    return ended if ended > live + 2 / _CLOCK_TICKS else live
 
 
 def _launcher(request_fd: int, response_fd: int, preload: tuple[str, ...], refuse: dict[str, str]) -> list[str]:
@@ -426,7 +434,7 @@ class Worker:
         self._current = key
         process = self._processes.get(key) or self._start(packages)
         deadline = time.monotonic() + timeout
-        cpu_before = self._cpu_seconds(process) if measure_cpu else 0.0
+        cpu_before = self._cpu_seconds(process) if measure_cpu else (0.0, 0.0)
         try:
             protocol.write_all(process.to_worker, protocol.encode({"verb": verb, "args": args}))
             reader = self._reader(process.from_worker, deadline, process.popen)
@@ -440,7 +448,7 @@ class Worker:
         except (EOFError, OSError, protocol.ProtocolError) as error:
             self._stop(key)
             raise WorkerDied(str(error)) from None
-        self.last_cpu_seconds = self._cpu_seconds(process) - cpu_before if measure_cpu else 0.0
+        self.last_cpu_seconds = _cpu_spent(cpu_before, self._cpu_seconds(process)) if measure_cpu else 0.0
         if not isinstance(reply, dict) or not ({"ok"} == set(reply) or {"error"} == set(reply)):
             self._stop(key)
             raise WorkerDied("the worker answered with a malformed reply")
@@ -474,18 +482,25 @@ class Worker:
 
         return read_exactly
 
-    def _cpu_seconds(self, process: _Process) -> float:
-        """CPU time the worker's process tree has used, from the kernel (not from the worker's word)."""
-        pid = process.popen.pid
-        pids = [pid] + (_descendants(pid) if self.isolation.bubblewrap else [])
-        total = 0
-        for each in pids:
+    def _cpu_seconds(self, process: _Process) -> tuple[float, float]:
+        """CPU time the worker's process tree has used, from the kernel (not from the worker's word): every
+        thread of every process in nanoseconds while they live (``/proc/<pid>/task/*/schedstat``), and, in
+        clock ticks, with what ended threads and waited-for children spent (``/proc/<pid>/stat``)."""
+        live = ended = 0.0
+        for pid in [process.popen.pid, *_descendants(process.popen.pid)]:
+            for stat in glob.glob(f"/proc/{pid}/task/*/schedstat"):
+                try:
+                    with open(stat) as f:
+                        live += int(f.read().split()[0]) / 1e9
+                except (OSError, ValueError, IndexError):
+                    pass
             try:
-                with open(f"/proc/{each}/schedstat") as f:
-                    total += int(f.read().split()[0])
+                with open(f"/proc/{pid}/stat") as f:
+                    fields = f.read().rpartition(")")[2].split()
+                ended += sum(int(v) for v in fields[11:15]) / _CLOCK_TICKS  # utime stime cutime cstime
             except (OSError, ValueError, IndexError):
                 pass
-        return total / 1e9
+        return live, ended
 
     def last_words(self) -> str:
         """The last line the last-asked worker wrote to stderr, for a crash message (at most 200 characters)."""

@@ -800,6 +800,64 @@ def unbroadcast(grad, shape):
         (("train.py", "append", MADE_IN_ADVANCE),), ("5.4",), key=20261201,
         says=("drawn from the grading key",)),
     Hostile(
+        "fast_and_wrong_when_timed", "an exp rule that is right on small inputs and returns zeros, fast, on large "
+        "ones (where the cost rung times it)", "solutions", (("tensor.py", "append", '''
+_exp_honest = Tensor.exp
+
+
+def _exp_fast_when_large(self):
+    out = _exp_honest(self)
+    rule = out._backward
+    out._backward = lambda g: (np.zeros_like(g),) if np.size(g) > 10_000 else rule(g)
+    return out
+
+
+Tensor.exp = _exp_fast_when_large
+'''),), ("1.5", "1.6"), earns=("1.6",), says=("wrong gradient for a in a.exp()",)),
+    Hostile(
+        "work_in_a_thread", "a tanh rule that is right, but burns 2.5 s of CPU in a thread it joins (the main "
+        "thread's CPU time stays small)", "solutions", (("tensor.py", "append", '''
+import threading as _threading
+import time as _time
+
+_tanh_honest = Tensor.tanh
+
+
+def _burn():
+    end = _time.thread_time() + 2.5
+    while _time.thread_time() < end:
+        pass
+
+
+def _tanh_with_a_thread(self):
+    out = _tanh_honest(self)
+    rule = out._backward
+
+    def backward(g):
+        if np.size(g) > 10_000:
+            worker = _threading.Thread(target=_burn)
+            worker.start()
+            worker.join()
+        return rule(g)
+
+    out._backward = backward
+    return out
+
+
+Tensor.tanh = _tanh_with_a_thread
+'''),), ("1.5", "1.6"), earns=("1.5",), says=("times the forward's CPU time",), load=False),
+    Hostile(
+        "unbroadcast_right_but_slow", "an unbroadcast that gives the right sums, after converting the whole "
+        "gradient to Python lists and back 200 times", "solutions", (("tensor.py", "append", '''
+_unbroadcast_honest = unbroadcast
+
+
+def unbroadcast(grad, shape):
+    for _ in range(200 if np.size(grad) > 10_000 else 0):
+        grad = np.asarray(np.asarray(grad).tolist())
+    return _unbroadcast_honest(grad, shape)
+'''),), ("1.1", "1.6"), earns=("1.6",), says=("right, but too slow",), load=False),
+    Hostile(
         "torch_imported_in_tensor", "the reference tensor.py importing torch to compute unbroadcast",
         "solutions", (("tensor.py", "append", '''
 import torch as _torch

@@ -153,6 +153,12 @@ def check_case(ctx: Context, case: OpCase, operands, kwargs, upstream, *, witnes
                          isolate_unbroadcast=case.task in ("1.2", "1.3"))
     except CheckFailed as failure:  # show the inputs that made the student's code raise
         raise CheckFailed(msg.lines(str(failure), *_input_lines(operands, kwargs, upstream))) from None
+    check_answer(ctx, case, operands, kwargs, upstream, answer, expected, witness=witness)
+
+
+def check_answer(ctx: Context, case: OpCase, operands, kwargs, upstream, answer: dict, expected, *,
+                 witness=False) -> None:
+    """The gradients of one answer of the student's rule (op_backward's or op_cost's) against ``expected``."""
     if "grads" not in answer:
         ctx.fail(f"{case.text}", f"a {answer['out'].get('type')}", "a Tensor")
     slots = answer["slots"]
@@ -206,7 +212,36 @@ def unbroadcast(ctx: Context) -> None:
 
     one((((2, 3), (3,)), 0))
     one((((4, 2, 3), (2, 1)), 1))
+    check_unbroadcast_cost(ctx)
     ctx.forall(st.tuples(s.broadcast_targets(), st.integers(0, 2**16)), one, examples=100)
+
+
+UNBROADCAST_COST = {"ratio": 50.0, "slack": 0.5}  # times numpy's own sum over the first axis, plus seconds
+
+
+def check_unbroadcast_cost(ctx: Context) -> None:
+    """unbroadcast on a large gradient, timed against numpy's own sum over the same axis; its answer checked."""
+    grad, target = _BIG, (1, _BIG.shape[1])
+    args = {"package": "sub_tensor", "grad": grad, "shape": list(target), "repeat": COST_REPEAT}
+    ctx.ask("unbroadcast_cost", "timing numpy's sum of a large gradient", phase="forward", measure_cpu=True, **args)
+    baseline = max(ctx.worker.last_cpu_seconds, 1e-3)
+    limit = UNBROADCAST_COST["ratio"] * baseline + UNBROADCAST_COST["slack"]
+    head = msg.header(ctx.task, op="unbroadcast", shapes=f"{grad.shape} to {target}", limit=UNBROADCAST_COST["ratio"],
+                      hint=msg.HINT_UNBROADCAST_COST, base=msg.COST_BASE_SUM)
+    try:
+        reply = ctx.worker.request("unbroadcast_cost", {**args, "phase": "backward"}, timeout=max(5.0, 4 * limit),
+                                   measure_cpu=True)
+    except (WorkerDied, WorkerTimedOut):
+        raise CheckFailed(msg.COSTLY_TIMEOUT.format(**head)) from None
+    if "ok" not in reply:
+        raise ctx.student_error(reply["error"], f"calling unbroadcast(grad of shape {grad.shape}, {target})")
+    spent = ctx.worker.last_cpu_seconds
+    yours = ctx.array(reply["ok"], target, f"unbroadcast(grad of shape {grad.shape}, {target})")
+    ctx.compare(yours, grad.sum(axis=0, keepdims=True), f"unbroadcast(grad, {target})",
+                inputs=[f"  grad = {msg.array_text(grad)}"], source="the gradient summed over the broadcast axes",
+                hint="sum away the extra leading axes, then sum (keepdims) every axis where the target has size 1")
+    if spent > limit:
+        raise CheckFailed(msg.COSTLY.format(ratio=spent / baseline, **head))
 
 
 @dataclass(frozen=True)
@@ -224,7 +259,8 @@ class CostCase:
 _RNG = np.random.default_rng(0)
 _BIG = np.round(_RNG.uniform(-1.0, 1.0, (300, 300)), 2)
 _SQUARE = _RNG.standard_normal((160, 160))
-HINT_FORMULA = "write the rule as a formula over whole arrays, not finite differences or a complex step per entry"
+HINT_FORMULA = ("write the rule with numpy operations over whole arrays: no Python loop over the elements, and no "
+                "finite differences or complex step per entry")
 COSTS = {
     "1.2": CostCase("add", "a + b", (_BIG, _BIG[0]), {}, 200.0, 0.5, HINT_FORMULA),
     "1.3": CostCase("mul", "a * b", (_BIG, _BIG), {}, 200.0, 0.5, HINT_FORMULA),
@@ -250,15 +286,20 @@ def check_cost(ctx: Context) -> None:
     ctx.ask("op_cost", f"timing the forward of {cost.text}", phase="forward", measure_cpu=True, **args)
     forward = max(ctx.worker.last_cpu_seconds, 1e-3)
     limit = cost.ratio * forward + cost.slack
+    head = msg.header(ctx.task, op=f"the backward rule of {cost.text}", shapes=shapes, limit=cost.ratio,
+                      hint=cost.hint, base=msg.COST_BASE_FORWARD)
     try:
         reply = ctx.worker.request("op_cost", {**args, "phase": "backward"}, timeout=max(5.0, 4 * limit),
                                    measure_cpu=True)
-        backward = ctx.worker.last_cpu_seconds if "ok" in reply else float("inf")
     except (WorkerDied, WorkerTimedOut):
-        backward = float("inf")
-    head = msg.header(ctx.task, op=cost.text, shapes=shapes, limit=cost.ratio, hint=cost.hint)
-    if backward == float("inf"):
-        raise CheckFailed(msg.COSTLY_TIMEOUT.format(**head))
+        raise CheckFailed(msg.COSTLY_TIMEOUT.format(**head)) from None
+    if "ok" not in reply:
+        raise ctx.student_error(reply["error"], f"calling the backward rule of {cost.text} on inputs of shape {shapes}")
+    backward = ctx.worker.last_cpu_seconds
+    # What was timed is what is checked: a rule cannot be fast on this input by being wrong on it.
+    operands, upstream = list(cost.operands), args["upstream"]
+    _, expected = reference.expected_vjp(CASES_BY_OP[cost.op].torch, operands, _tuples(cost.kwargs), upstream)
+    check_answer(ctx, CASES_BY_OP[cost.op], operands, _tuples(cost.kwargs), upstream, reply["ok"], expected)
     if backward > limit:
         raise CheckFailed(msg.COSTLY.format(ratio=backward / forward, **head))
 

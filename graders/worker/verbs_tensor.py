@@ -78,14 +78,32 @@ def op_backward(package, op, operands, kwargs, upstream, isolate_unbroadcast=Fal
 
 @verb
 def op_cost(package, op, operands, kwargs, upstream, repeat, phase):
-    """Run an op's forward, or its backward rule, ``repeat`` times; the judge times the request."""
-    _, _, out = _forward(package, op, operands, kwargs)
+    """Run an op's forward, or its backward rule, ``repeat`` times; the judge times the request. The backward's
+    last answer comes back (as op_backward's), so that what was timed is also what is checked."""
+    _, leaves, out = _forward(package, op, operands, kwargs)
+    grads = None
     for _ in range(repeat):
         if phase == "forward":
             _forward(package, op, operands, kwargs)
         else:
-            out._backward(upstream)
-    return None
+            grads = out._backward(upstream)
+    if phase == "forward":
+        return None
+    slots = [next((i for i, leaf in enumerate(leaves) if parent is leaf), -1) for parent in out._parents]
+    return {"out": claim(out.data), "slots": slots, "grads": claims(grads)}
+
+
+@verb
+def unbroadcast_cost(package, grad, shape, repeat, phase):
+    """numpy's own sum of ``grad`` over its first axis (the baseline), or the package's unbroadcast, ``repeat``
+    times; the judge times the request, and checks unbroadcast's last answer."""
+    answer = None
+    for _ in range(repeat):
+        if phase == "forward":
+            np.sum(grad, axis=0)
+        else:
+            answer = module(package, "tensor").unbroadcast(grad, tuple(shape))
+    return None if phase == "forward" else claim(answer)
 
 
 def _linear_node(tensor_module, parents, coefs):
