@@ -7,7 +7,7 @@ import shutil
 import subprocess
 import sys
 
-from . import sandbox
+from . import budget, sandbox
 from .grade import versions
 
 
@@ -31,6 +31,7 @@ def report() -> str:
         f"bubblewrap:   {_bwrap_version() + ' at ' + bwrap if bwrap else 'not installed'}"
         + ("" if not bwrap or sandbox.bubblewrap_works() else " (installed, but cannot make a sandbox here)"),
         f"isolation:    {isolation.describe()}",
+        f"budgets:      {budget.describe()}",
         f"CUDA:         {torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'none (task 6.2 is skipped)'}",
     ]
     lines.append(f"the worker:   {_worker_text(isolation)}")

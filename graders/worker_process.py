@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import sandbox
+from . import budget, sandbox
 from .layout import ORACLE_PACKAGES, Layout
 from .worker import protocol
 
@@ -240,7 +240,7 @@ _live: set[int] = set()
 _live_lock = threading.Lock()
 
 
-def _preexec(limits: Limits, drop):
+def _preexec(limits: Limits, drop, join=lambda: None):
     values = [(resource.RLIMIT_CPU, limits.cpu_seconds), (resource.RLIMIT_AS, limits.address_space),
               (resource.RLIMIT_FSIZE, limits.file_size), (resource.RLIMIT_NPROC, limits.processes),
               (resource.RLIMIT_CORE, 0)]
@@ -252,6 +252,7 @@ def _preexec(limits: Limits, drop):
     def run() -> None:
         for which, value in values:
             resource.setrlimit(which, (value, value))
+        join()  # the grade's cgroups (budget.Budget), while still root
         drop()
         prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # die with the judge (after the uid change clears it)
 
@@ -281,6 +282,9 @@ class Worker:
         self.isolation = isolation or sandbox.Isolation(bubblewrap=False)
         sandbox.prepare(layout, self.isolation)
         self.hiding = sandbox.Hiding.of(layout, self.isolation, beside)
+        # Budgets over the whole tree of this grade's workers (cgroups; as root only, where the machine allows).
+        self.budget = budget.Budget.make() if self.isolation.drop else budget.Budget()
+        self.peak_memory: int | None = None
         self._processes: dict[str, _Process] = {}
         self._current: str | None = None
         self._started: set[str] = set()
@@ -327,7 +331,8 @@ class Worker:
             env.update({RUNTIME_ENV: str(iso.runtime(layout)), PACKAGES_ENV: str(iso.packages(layout, packages))})
             argv = sandbox.wrap(_launcher(request_read, response_write, preload, refused(packages)),
                                 layout, iso, packages, uid, block_autodiff=not (may_torch or standins))
-            preexec = _preexec(self.limits, sandbox.drop_privileges(iso, uid, self.hiding))
+            join, release = self.budget.joiner()
+            preexec = _preexec(self.limits, sandbox.drop_privileges(iso, uid, self.hiding), join)
             with _live_lock:
                 before = set(_children(os.getpid()))
                 with open(layout.log / f"{key}.stdout", "wb") as out, \
@@ -340,6 +345,7 @@ class Worker:
                     finally:
                         os.close(request_read)
                         os.close(response_write)
+                        release()
                 _live.add(popen.pid)
         except BaseException:
             if uid is not None:
@@ -419,6 +425,8 @@ class Worker:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+        self.peak_memory = self.budget.peak_memory()
+        self.budget.close()
 
     # ----- requests -----
     def request(self, verb: str, args: dict, timeout: float, *, measure_cpu: bool = False) -> dict:

@@ -436,6 +436,54 @@ def fit(model, train_loader, optimizer, loss_fn, epochs, **options):
 '''.replace("@WEIGHTS@", _weights_made_in_advance())
 
 
+def _tree_memory_check(report, context) -> None:
+    """Where a cgroup binds the grade's workers, at most two of the 1.5 GiB children lived at once (or the worker
+    itself was stopped); without one, the worker's own limits bind each process only. A child that had not
+    touched all of its memory by the check (a loaded machine) is not counted."""
+    from graders import budget
+
+    message = next(r.message for r in report.results if r.task.id == "1.1")
+    if budget.version() is None:
+        return
+    alive = re.search(r"children alive: (\d)", message)
+    assert alive is None or int(alive[1]) <= 2, f"the children held more than the grade's budget:\n{message}"
+
+
+MEMORY_IN_CHILDREN = '''
+def unbroadcast(grad, shape):
+    """Four children of 1.5 GiB each, touched: 6 GiB across the tree, each under the 4 GiB of one process."""
+    import os, select, signal, time
+    read, write = os.pipe()
+    children = []
+    for _ in range(4):
+        pid = os.fork()
+        if pid == 0:
+            os.close(read)
+            block = np.ones(3 * 2**30 // 16)
+            block += 1.0
+            os.write(write, os.getpid().to_bytes(4, "little"))
+            time.sleep(30)
+            os._exit(0)
+        children.append(pid)
+    os.close(write)
+    done, deadline = set(), time.monotonic() + 7.0
+    while len(done) < 4 and time.monotonic() < deadline:
+        if select.select([read], [], [], 0.2)[0]:
+            data = os.read(read, 4)
+            if len(data) < 4:
+                break
+            done.add(int.from_bytes(data, "little"))
+    time.sleep(0.5)
+    alive = sum(pid in done and os.waitpid(pid, os.WNOHANG) == (0, 0) for pid in children)
+    for pid in children:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    raise RuntimeError(f"children alive: {alive} (of {len(done)} that held 1.5 GiB)")
+'''
+
+
 def _kernel_check(report, context) -> None:
     """Every channel of kernel state the probe tried was refused (EPERM), or is not there at all."""
     message = next(r.message for r in report.results if r.task.id == "1.1")
@@ -857,6 +905,10 @@ def unbroadcast(grad, shape):
         grad = np.asarray(np.asarray(grad).tolist())
     return _unbroadcast_honest(grad, shape)
 '''),), ("1.1", "1.6"), earns=("1.6",), says=("right, but too slow",), load=False),
+    Hostile(
+        "memory_in_children", "four children of 1.5 GiB each (touched), each under one process's 4 GiB: 6 GiB "
+        "across the tree", "stubs", (("tensor.py", "append", MEMORY_IN_CHILDREN),), ("1.1",),
+        check=_tree_memory_check, load=False),
     Hostile(
         "torch_imported_in_tensor", "the reference tensor.py importing torch to compute unbroadcast",
         "solutions", (("tensor.py", "append", '''
