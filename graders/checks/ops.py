@@ -182,7 +182,7 @@ def check_ops(ctx: Context, cases, examples: int = EXAMPLES_PER_OP) -> None:
         operands, kwargs = case.fixed
         out_shape = np.shape(reference.vjp(case.torch, operands, kwargs)[0])
         check_case(ctx, case, operands, kwargs, _upstream(out_shape, 0), witness=True)
-    check_cost(ctx)  # before the many drawn examples, so a rule in disguise fails fast
+    wrong_when_timed = check_cost(ctx)  # before the many drawn examples, so a rule in disguise fails fast
 
     for case in cases:
         def one(drawn, case=case):
@@ -191,6 +191,8 @@ def check_ops(ctx: Context, cases, examples: int = EXAMPLES_PER_OP) -> None:
             check_case(ctx, case, operands, kwargs, _upstream(out_shape, g_seed))
 
         ctx.forall(st.tuples(case.operands, st.integers(0, 2**16)), one, examples=examples)
+    if wrong_when_timed is not None:  # right on every drawn input, wrong only on the large one that was timed
+        raise wrong_when_timed
 
 
 def cases_of(task_id: str) -> list[OpCase]:
@@ -212,15 +214,18 @@ def unbroadcast(ctx: Context) -> None:
 
     one((((2, 3), (3,)), 0))
     one((((4, 2, 3), (2, 1)), 1))
-    check_unbroadcast_cost(ctx)
+    wrong_when_timed = check_unbroadcast_cost(ctx)
     ctx.forall(st.tuples(s.broadcast_targets(), st.integers(0, 2**16)), one, examples=100)
+    if wrong_when_timed is not None:  # as check_ops: the drawn inputs' plainer message first
+        raise wrong_when_timed
 
 
 UNBROADCAST_COST = {"ratio": 50.0, "slack": 0.5}  # times numpy's own sum over the first axis, plus seconds
 
 
-def check_unbroadcast_cost(ctx: Context) -> None:
-    """unbroadcast on a large gradient, timed against numpy's own sum over the same axis; its answer checked."""
+def check_unbroadcast_cost(ctx: Context) -> CheckFailed | None:
+    """unbroadcast on a large gradient, timed against numpy's own sum over the same axis; its answer checked (a
+    wrong one is returned, as by check_cost)."""
     grad, target = _BIG, (1, _BIG.shape[1])
     args = {"package": "sub_tensor", "grad": grad, "shape": list(target), "repeat": COST_REPEAT}
     ctx.ask("unbroadcast_cost", "timing numpy's sum of a large gradient", phase="forward", measure_cpu=True, **args)
@@ -236,12 +241,16 @@ def check_unbroadcast_cost(ctx: Context) -> None:
     if "ok" not in reply:
         raise ctx.student_error(reply["error"], f"calling unbroadcast(grad of shape {grad.shape}, {target})")
     spent = ctx.worker.last_cpu_seconds
-    yours = ctx.array(reply["ok"], target, f"unbroadcast(grad of shape {grad.shape}, {target})")
-    ctx.compare(yours, grad.sum(axis=0, keepdims=True), f"unbroadcast(grad, {target})",
-                inputs=[f"  grad = {msg.array_text(grad)}"], source="the gradient summed over the broadcast axes",
-                hint="sum away the extra leading axes, then sum (keepdims) every axis where the target has size 1")
+    try:
+        yours = ctx.array(reply["ok"], target, f"unbroadcast(grad of shape {grad.shape}, {target})")
+        ctx.compare(yours, grad.sum(axis=0, keepdims=True), f"unbroadcast(grad, {target})",
+                    inputs=[f"  grad = {msg.array_text(grad)}"], source="the gradient summed over the broadcast axes",
+                    hint="sum away the extra leading axes, then sum (keepdims) every axis where the target has size 1")
+    except CheckFailed as wrong:
+        return wrong
     if spent > limit:
         raise CheckFailed(msg.COSTLY.format(ratio=spent / baseline, **head))
+    return None
 
 
 @dataclass(frozen=True)
@@ -274,9 +283,11 @@ COSTS = {
 COST_REPEAT = 3
 
 
-def check_cost(ctx: Context) -> None:
+def check_cost(ctx: Context) -> CheckFailed | None:
     """The last rung of an op task: backward may not be finite differences (or a complex step) in disguise.
-    Its CPU time on a large input, measured by the kernel, must stay within a multiple of the forward's."""
+    Its CPU time on a large input, measured by the kernel, must stay within a multiple of the forward's. The
+    values of that answer are checked too; where they are wrong, the failure is returned, to be raised after
+    the drawn examples (whose small inputs make a plainer message, if they fail as well)."""
     cost = COSTS[ctx.task.id]
     wire, kwargs = _encode(list(cost.operands), cost.kwargs)
     out_shape = np.shape(reference.vjp(CASES_BY_OP[cost.op].torch, list(cost.operands), _tuples(cost.kwargs))[0])
@@ -299,9 +310,13 @@ def check_cost(ctx: Context) -> None:
     # What was timed is what is checked: a rule cannot be fast on this input by being wrong on it.
     operands, upstream = list(cost.operands), args["upstream"]
     _, expected = reference.expected_vjp(CASES_BY_OP[cost.op].torch, operands, _tuples(cost.kwargs), upstream)
-    check_answer(ctx, CASES_BY_OP[cost.op], operands, _tuples(cost.kwargs), upstream, reply["ok"], expected)
+    try:
+        check_answer(ctx, CASES_BY_OP[cost.op], operands, _tuples(cost.kwargs), upstream, reply["ok"], expected)
+    except CheckFailed as wrong:
+        return wrong
     if backward > limit:
         raise CheckFailed(msg.COSTLY.format(ratio=backward / forward, **head))
+    return None
 
 
 def _tuples(kwargs: dict) -> dict:
