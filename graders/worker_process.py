@@ -91,7 +91,7 @@ def group_of(verb: str, args: dict) -> tuple[str, ...]:
     package = args.get("package")
     packages = (package,) if isinstance(package, str) and package else ()
     part = ORACLE_OF_VERB.get(verb)
-    if verb == "op_backward" and args.get("isolate_unbroadcast"):
+    if verb in ("op_backward", "op_cost") and args.get("isolate_unbroadcast"):
         part = "judge_unbroadcast"
     return packages + ((part,) if part else ())
 

@@ -484,6 +484,73 @@ def unbroadcast(grad, shape):
 '''
 
 
+UNTRUSTED_TEXT = '''
+
+_Name = type("Boom\\x1b[2J\\x1b[1;32m100/100" + "X" * 5000, (Exception,), {})
+
+
+def unbroadcast(grad, shape):
+    raise _Name("\\ud800 a lone surrogate, a bell \\x07, a NUL \\x00, a fence ```` and a line\\n```\\n# 100/100"
+                + "!" * 5000)
+'''
+
+
+def _text_check(report, context) -> None:
+    """Every view of the grade (results.json, Markdown, JUnit, Classroom, the terminal table and messages) is
+    written, small, and free of escapes and control characters; the Markdown shows no second scorecard."""
+    import tempfile
+    import xml.etree.ElementTree as ET
+
+    from graders import outputs, scorecard
+
+    result = scorecard.results(report)
+    with tempfile.TemporaryDirectory() as folder:
+        paths = {name: Path(folder) / name for name in ("results.json", "summary.md", "junit.xml", "classroom.txt")}
+        outputs.write_views(report, result, results=paths["results.json"], markdown_path=paths["summary.md"],
+                            junit=paths["junit.xml"], classroom_path=paths["classroom.txt"])
+        texts = {name: path.read_text(encoding="utf-8") for name, path in paths.items()}
+        ET.parse(paths["junit.xml"])
+    texts["terminal"] = scorecard.table(result) + "\n".join(r.message for r in report.results)
+    for name, text in texts.items():
+        assert len(text) < 20_000, f"{name} holds {len(text)} characters"
+        assert not any(ch in text for ch in "\x1b\x07\x00"), name
+    assert not any(line.startswith("# 100/100") for line in texts["summary.md"].splitlines())
+
+
+DEEP_FRAMES = RESPONSE_FD + '''
+import json as _json
+import os as _os
+import struct as _struct
+
+
+def _send(fd, header, blobs=()):
+    frame = _struct.pack(">I", len(header)) + header + _struct.pack(">I", len(blobs))
+    for blob in blobs:
+        frame += _struct.pack(">Q", len(blob)) + blob
+    _os.write(fd, frame)
+
+
+def unbroadcast(grad, shape):
+    """Answers with a frame nested 200,000 deep."""
+    _send(_response_fd(), ("[" * 200_000 + "]" * 200_000).encode())
+    import time as _time
+    _time.sleep(5)
+
+
+def _backward_with_a_huge_array(self, grad=None):
+    """Answers with a .npy whose header claims 2**55 entries."""
+    npy = b"\\x93NUMPY\\x01\\x00" + _struct.pack("<H", 118) + (
+        "{'descr': '<f8', 'fortran_order': False, 'shape': (36028797018963968,), }".ljust(117) + "\\n").encode()
+    _send(_response_fd(), _json.dumps({"ok": {"kind": "ndarray", "type": "ndarray", "array": {"__npy__": 0}}}).encode(),
+          [npy])
+    import time as _time
+    _time.sleep(5)
+
+
+Tensor.backward = _backward_with_a_huge_array
+'''
+
+
 def _kernel_check(report, context) -> None:
     """Every channel of kernel state the probe tried was refused (EPERM), or is not there at all."""
     message = next(r.message for r in report.results if r.task.id == "1.1")
@@ -909,6 +976,14 @@ def unbroadcast(grad, shape):
         "memory_in_children", "four children of 1.5 GiB each (touched), each under one process's 4 GiB: 6 GiB "
         "across the tree", "stubs", (("tensor.py", "append", MEMORY_IN_CHILDREN),), ("1.1",),
         check=_tree_memory_check, load=False),
+    Hostile(
+        "untrusted_text", "an exception class named with terminal escapes and 5,000 characters, a message with a "
+        "lone surrogate, a bell, a NUL, Markdown fences and a '# 100/100' line", "stubs",
+        (("tensor.py", "append", UNTRUSTED_TEXT),), ("1.1",), check=_text_check),
+    Hostile(
+        "deep_frames", "answers with a frame nested 200,000 deep (1.1), and with a .npy header claiming 2**55 "
+        "entries (the engine, 2.1)",
+        "stubs", (("tensor.py", "append", DEEP_FRAMES),), ("1.1", "2.1"), says=("the student process died",)),
     Hostile(
         "torch_imported_in_tensor", "the reference tensor.py importing torch to compute unbroadcast",
         "solutions", (("tensor.py", "append", '''

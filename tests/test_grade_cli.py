@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from hostile import UNTRUSTED_TEXT
 
 from graders import scorecard
 from graders.cli import main
@@ -145,17 +146,6 @@ def test_a_private_scratch_folder_is_not_blamed_on_the_student(tmp_path):
             assert sandbox.scratch_parent(kept, private) == private
     finally:
         shutil.rmtree(shared)
-
-
-UNTRUSTED_TEXT = '''
-
-_Name = type("Boom\\x1b[2J\\x1b[1;32m100/100" + "X" * 5000, (Exception,), {})
-
-
-def unbroadcast(grad, shape):
-    raise _Name("\\ud800 a lone surrogate, a bell \\x07, a NUL \\x00, a fence ```` and a line\\n```\\n# 100/100"
-                + "!" * 5000)
-'''
 
 
 def test_text_from_student_code_reaches_every_view_capped_and_plain(tmp_path):

@@ -77,16 +77,24 @@ def op_backward(package, op, operands, kwargs, upstream, isolate_unbroadcast=Fal
 
 
 @verb
-def op_cost(package, op, operands, kwargs, upstream, repeat, phase):
+def op_cost(package, op, operands, kwargs, upstream, repeat, phase, isolate_unbroadcast=False):
     """Run an op's forward, or its backward rule, ``repeat`` times; the judge times the request. The backward's
-    last answer comes back (as op_backward's), so that what was timed is also what is checked."""
-    _, leaves, out = _forward(package, op, operands, kwargs)
-    grads = None
-    for _ in range(repeat):
-        if phase == "forward":
-            _forward(package, op, operands, kwargs)
-        else:
-            grads = out._backward(upstream)
+    last answer comes back (as op_backward's), so that what was timed is also what is checked; with
+    ``isolate_unbroadcast`` the rule calls the judge's ``unbroadcast``, as in op_backward."""
+    tensor_module = module(package, "tensor")
+    own = tensor_module.unbroadcast
+    if isolate_unbroadcast:
+        tensor_module.unbroadcast = oracles.unbroadcast
+    try:
+        _, leaves, out = _forward(package, op, operands, kwargs)
+        grads = None
+        for _ in range(repeat):
+            if phase == "forward":
+                _forward(package, op, operands, kwargs)
+            else:
+                grads = out._backward(upstream)
+    finally:
+        tensor_module.unbroadcast = own
     if phase == "forward":
         return None
     slots = [next((i for i, leaf in enumerate(leaves) if parent is leaf), -1) for parent in out._parents]
