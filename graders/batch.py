@@ -291,7 +291,8 @@ class Judge:
         self.scratch.chmod(0o711)
         self.log = logs / f"judge-{number}.log"
         package_root = str(Path(__file__).resolve().parent.parent)
-        env = {**os.environ, **THREADS_ENV, "TMPDIR": str(self.scratch),
+        env = {"TORCHINDUCTOR_CACHE_DIR": str(self.scratch / "torch"),  # torch.optim's cache, removed with it
+               **os.environ, **THREADS_ENV, "TMPDIR": str(self.scratch),
                "PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen([sys.executable, "-m", "graders.batch_judge"], stdin=subprocess.PIPE,

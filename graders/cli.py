@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 from . import __version__, build, cli_class, layout, paths, scorecard
@@ -34,12 +36,15 @@ def _grade(args) -> int:
     from .grade import ERROR, grade  # imports torch: only when grading
 
     task_ids = tuple(args.tasks.split(",")) if args.tasks else None
-    try:
-        report = grade(args.submission, key=args.key, task_ids=task_ids, isolation=args.isolation,
-                       deadline=args.deadline)
-    except (layout.SubmissionError, RuntimeError) as error:
-        print(f"autograd-lab grade: {error}", file=sys.stderr)
-        return 2
+    # torch.optim (the witness of task 3) makes a cache folder in the temp folder: one of this command's own.
+    with tempfile.TemporaryDirectory(prefix="agl-torch-") as cache:
+        os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", cache)
+        try:
+            report = grade(args.submission, key=args.key, task_ids=task_ids, isolation=args.isolation,
+                           deadline=args.deadline)
+        except (layout.SubmissionError, RuntimeError) as error:
+            print(f"autograd-lab grade: {error}", file=sys.stderr)
+            return 2
     result = scorecard.results(report)
     print(scorecard.table(result, seconds=report.seconds))
     outputs.write_views(report, result, results=args.results, markdown_path=args.markdown, junit=args.junit,

@@ -177,8 +177,9 @@ def namespaces_work() -> bool:
 
 
 def scratch_parent(isolation: Isolation, wanted: Path | None) -> Path | None:
-    """Where to lay out a grade: ``wanted`` (None: the judge's scratch base, ``scratch_base``), unless a worker
-    uid could not reach it.
+    """Where to lay out a grade: ``wanted`` (None: the temp folder; without bubblewrap, as root, the judge's scratch
+    base, ``scratch_base``, which each worker has covered but for its own grade), unless a worker uid could not
+    reach it.
 
     Without bubblewrap a worker runs the judge's copy of its code in place, as an unprivileged uid that must
     search every folder above it. A folder under a private one (pytest's tmp_path, a TMPDIR of mode 0700)
@@ -186,8 +187,7 @@ def scratch_parent(isolation: Isolation, wanted: Path | None) -> Path | None:
     out under the first shared temp folder that every user can search.
     """
     if not isolation.drop or isolation.bubblewrap:
-        # Every grade under the judge's base: a worker of another judge without bubblewrap has it covered.
-        return wanted if wanted is not None else scratch_base()
+        return wanted
     if isolation.reads_all or _reachable_by_others(Path(wanted or tempfile.gettempdir())):
         return wanted if wanted is not None else scratch_base()
     for shared in ("/tmp", "/var/tmp", "/dev/shm"):

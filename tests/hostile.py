@@ -1371,7 +1371,8 @@ class Machine:
         for uid in self.leased:
             assert not sandbox.processes_of(uid), f"processes of worker uid {uid} are still running"
         assert not owned_by(set(self.leased)), f"files of the worker uids left: {owned_by(set(self.leased))}"
-        assert sorted(p.name for p in self.scratch.iterdir()) == [], "the scratch folder was not removed"
+        left = sorted(p.name for p in self.scratch.iterdir())
+        assert left == [], f"the scratch folder was not removed: {left}"
         assert sorted(p.name for p in self.results.iterdir()) == sorted(results_allowed), \
             f"the results folder holds {sorted(p.name for p in self.results.iterdir())}"
         assert tree(self.folder) == self.submission, "the submission folder changed"

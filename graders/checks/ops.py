@@ -227,29 +227,43 @@ def check_unbroadcast_cost(ctx: Context) -> CheckFailed | None:
     """unbroadcast on a large gradient, timed against numpy's own sum over the same axis; its answer checked (a
     wrong one is returned, as by check_cost)."""
     grad, target = _BIG, (1, _BIG.shape[1])
-    args = {"package": "sub_tensor", "grad": grad, "shape": list(target), "repeat": COST_REPEAT}
-    ctx.ask("unbroadcast_cost", "timing numpy's sum of a large gradient", phase="forward", measure_cpu=True, **args)
-    baseline = max(ctx.worker.last_cpu_seconds, 1e-3)
-    limit = UNBROADCAST_COST["ratio"] * baseline + UNBROADCAST_COST["slack"]
     head = msg.header(ctx.task, op="unbroadcast", shapes=f"{grad.shape} to {target}", limit=UNBROADCAST_COST["ratio"],
                       hint=msg.HINT_UNBROADCAST_COST, base=msg.COST_BASE_SUM)
-    try:
-        reply = ctx.worker.request("unbroadcast_cost", {**args, "phase": "backward"}, timeout=max(5.0, 4 * limit),
-                                   measure_cpu=True)
-    except (WorkerDied, WorkerTimedOut):
-        raise CheckFailed(msg.COSTLY_TIMEOUT.format(**head)) from None
-    if "ok" not in reply:
-        raise ctx.student_error(reply["error"], f"calling unbroadcast(grad of shape {grad.shape}, {target})")
-    spent = ctx.worker.last_cpu_seconds
-    try:
-        yours = ctx.array(reply["ok"], target, f"unbroadcast(grad of shape {grad.shape}, {target})")
+
+    def check(answer) -> None:
+        yours = ctx.array(answer, target, f"unbroadcast(grad of shape {grad.shape}, {target})")
         ctx.compare(yours, grad.sum(axis=0, keepdims=True), f"unbroadcast(grad, {target})",
                     inputs=[f"  grad = {msg.array_text(grad)}"], source="the gradient summed over the broadcast axes",
                     hint="sum away the extra leading axes, then sum (keepdims) every axis where the target has size 1")
+
+    return timed_rung(ctx, "unbroadcast_cost", {"package": "sub_tensor", "grad": grad, "shape": list(target),
+                                                "repeat": COST_REPEAT},
+                      baseline=f"timing numpy's sum of a gradient of shape {grad.shape}",
+                      timed=f"calling unbroadcast(grad of shape {grad.shape}, {target})",
+                      ratio=UNBROADCAST_COST["ratio"], slack=UNBROADCAST_COST["slack"], head=head, check=check)
+
+
+def timed_rung(ctx: Context, verb: str, args: dict, *, baseline: str, timed: str, ratio: float, slack: float,
+               head: dict, check) -> CheckFailed | None:
+    """The cost rung: ``verb`` times its baseline (phase "forward") and the student's code (phase "backward");
+    ``check`` holds the very answer that was timed (its CheckFailed is returned, to be raised after the drawn
+    examples), then its CPU time must stay within ``ratio`` x the baseline's + ``slack`` seconds."""
+    ctx.ask(verb, baseline, phase="forward", measure_cpu=True, **args)
+    base = max(ctx.worker.last_cpu_seconds, 1e-3)
+    limit = ratio * base + slack
+    try:
+        reply = ctx.worker.request(verb, {**args, "phase": "backward"}, timeout=max(5.0, 4 * limit), measure_cpu=True)
+    except (WorkerDied, WorkerTimedOut):
+        raise CheckFailed(msg.COSTLY_TIMEOUT.format(**head)) from None
+    if "ok" not in reply:
+        raise ctx.student_error(reply["error"], timed)
+    spent = ctx.worker.last_cpu_seconds
+    try:
+        check(reply["ok"])
     except CheckFailed as wrong:
         return wrong
     if spent > limit:
-        raise CheckFailed(msg.COSTLY.format(ratio=spent / baseline, **head))
+        raise CheckFailed(msg.COSTLY.format(ratio=spent / base, **head))
     return None
 
 
@@ -294,29 +308,17 @@ def check_cost(ctx: Context) -> CheckFailed | None:
     args = dict(package="sub_tensor", op=cost.op, operands=wire, kwargs=kwargs, upstream=np.ones(out_shape),
                 repeat=COST_REPEAT, isolate_unbroadcast=ctx.task.id in ("1.2", "1.3"))
     shapes = " and ".join(str(np.shape(a)) for a in cost.operands)
-    ctx.ask("op_cost", f"timing the forward of {cost.text}", phase="forward", measure_cpu=True, **args)
-    forward = max(ctx.worker.last_cpu_seconds, 1e-3)
-    limit = cost.ratio * forward + cost.slack
     head = msg.header(ctx.task, op=f"the backward rule of {cost.text}", shapes=shapes, limit=cost.ratio,
                       hint=cost.hint, base=msg.COST_BASE_FORWARD)
-    try:
-        reply = ctx.worker.request("op_cost", {**args, "phase": "backward"}, timeout=max(5.0, 4 * limit),
-                                   measure_cpu=True)
-    except (WorkerDied, WorkerTimedOut):
-        raise CheckFailed(msg.COSTLY_TIMEOUT.format(**head)) from None
-    if "ok" not in reply:
-        raise ctx.student_error(reply["error"], f"calling the backward rule of {cost.text} on inputs of shape {shapes}")
-    backward = ctx.worker.last_cpu_seconds
-    # What was timed is what is checked: a rule cannot be fast on this input by being wrong on it.
     operands, upstream = list(cost.operands), args["upstream"]
-    _, expected = reference.expected_vjp(CASES_BY_OP[cost.op].torch, operands, _tuples(cost.kwargs), upstream)
-    try:
-        check_answer(ctx, CASES_BY_OP[cost.op], operands, _tuples(cost.kwargs), upstream, reply["ok"], expected)
-    except CheckFailed as wrong:
-        return wrong
-    if backward > limit:
-        raise CheckFailed(msg.COSTLY.format(ratio=backward / forward, **head))
-    return None
+
+    def check(answer) -> None:  # what was timed is what is checked: a rule cannot be fast here by being wrong here
+        _, expected = reference.expected_vjp(CASES_BY_OP[cost.op].torch, operands, _tuples(cost.kwargs), upstream)
+        check_answer(ctx, CASES_BY_OP[cost.op], operands, _tuples(cost.kwargs), upstream, answer, expected)
+
+    return timed_rung(ctx, "op_cost", args, baseline=f"timing the forward of {cost.text}",
+                      timed=f"calling the backward rule of {cost.text} on inputs of shape {shapes}",
+                      ratio=cost.ratio, slack=cost.slack, head=head, check=check)
 
 
 def _tuples(kwargs: dict) -> dict:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from . import oracles
@@ -62,18 +64,30 @@ def op_backward(package, op, operands, kwargs, upstream, isolate_unbroadcast=Fal
     """Build one op on fresh leaves and call its recorded rule directly (not the engine).
     With ``isolate_unbroadcast`` the rule calls the judge's ``unbroadcast`` (worker.oracles), so a
     mistake in task 1.1 costs its points once."""
+    with _unbroadcast_of_the_judge(package, isolate_unbroadcast):
+        _, leaves, out = _forward(package, op, operands, kwargs)
+        if not isinstance(out, module(package, "tensor").Tensor):
+            return {"out": claim(out)}
+        return _answer(leaves, out, out._backward(upstream))
+
+
+@contextlib.contextmanager
+def _unbroadcast_of_the_judge(package, isolate: bool):
+    """Inside, with ``isolate``, the package's ``unbroadcast`` is the judge's (worker.oracles)."""
     tensor_module = module(package, "tensor")
     own = tensor_module.unbroadcast
-    if isolate_unbroadcast:
+    if isolate:
         tensor_module.unbroadcast = oracles.unbroadcast
     try:
-        _, leaves, out = _forward(package, op, operands, kwargs)
-        if not isinstance(out, tensor_module.Tensor):
-            return {"out": claim(out)}
-        slots = [next((i for i, leaf in enumerate(leaves) if parent is leaf), -1) for parent in out._parents]
-        return {"out": claim(out.data), "slots": slots, "grads": claims(out._backward(upstream))}
+        yield
     finally:
         tensor_module.unbroadcast = own
+
+
+def _answer(leaves, out, grads) -> dict:
+    """A rule's answer: the result, which input each parent is (its slot), and the gradients."""
+    slots = [next((i for i, leaf in enumerate(leaves) if parent is leaf), -1) for parent in out._parents]
+    return {"out": claim(out.data), "slots": slots, "grads": claims(grads)}
 
 
 @verb
@@ -81,11 +95,7 @@ def op_cost(package, op, operands, kwargs, upstream, repeat, phase, isolate_unbr
     """Run an op's forward, or its backward rule, ``repeat`` times; the judge times the request. The backward's
     last answer comes back (as op_backward's), so that what was timed is also what is checked; with
     ``isolate_unbroadcast`` the rule calls the judge's ``unbroadcast``, as in op_backward."""
-    tensor_module = module(package, "tensor")
-    own = tensor_module.unbroadcast
-    if isolate_unbroadcast:
-        tensor_module.unbroadcast = oracles.unbroadcast
-    try:
+    with _unbroadcast_of_the_judge(package, isolate_unbroadcast):
         _, leaves, out = _forward(package, op, operands, kwargs)
         grads = None
         for _ in range(repeat):
@@ -93,12 +103,7 @@ def op_cost(package, op, operands, kwargs, upstream, repeat, phase, isolate_unbr
                 _forward(package, op, operands, kwargs)
             else:
                 grads = out._backward(upstream)
-    finally:
-        tensor_module.unbroadcast = own
-    if phase == "forward":
-        return None
-    slots = [next((i for i, leaf in enumerate(leaves) if parent is leaf), -1) for parent in out._parents]
-    return {"out": claim(out.data), "slots": slots, "grads": claims(grads)}
+    return None if phase == "forward" else _answer(leaves, out, grads)
 
 
 @verb
