@@ -73,15 +73,11 @@ class _Loss:
         return self.function(pred, target)
 
 
-def _loss_fn(package, kind):
-    return _Loss(package, kind)
-
-
 class _TrackedLoss:
-    """Calls the loss (``_loss_fn``) and keeps only a weakref to each loss it returns."""
+    """Calls the loss (``_Loss``) and keeps only a weakref to each loss it returns."""
 
     def __init__(self, package, watch, kind="mse"):
-        self.loss_fn, self.watch = _loss_fn(package, kind), watch
+        self.loss_fn, self.watch = _Loss(package, kind), watch
         self.kind = kind
 
     def __call__(self, pred, target):
@@ -194,7 +190,7 @@ def evaluate_watched(package, sizes, state, X, Y, batch_size, start_training, lo
     inner = _network(package, sizes, state)
     model = _probe(package, inner, watch)
     model.train(bool(start_training))
-    returned = module(package, "train").evaluate(model, _loader(package, X, Y, batch_size), _loss_fn(package, loss))
+    returned = module(package, "train").evaluate(model, _loader(package, X, Y, batch_size), _Loss(package, loss))
     return {"loss": claim(returned), "forwards": watch.forwards, "training_after": bool(model.training),
             "grad_enabled_after": bool(module(package, "tensor").is_grad_enabled()), "params": _params(inner)}
 
@@ -240,7 +236,7 @@ def _fit(package, sizes, state, X, Y, batch_size, lr, momentum, epochs, *, val=N
         options["checkpoint"] = checkpoint
     with _judged_epochs(package):
         history = module(package, "train").fit(model, _loader(package, X, Y, batch_size, orders), optimizer,
-                                               _loss_fn(package, loss), epochs, **options)
+                                               _Loss(package, loss), epochs, **options)
     return {"history": history_claim(history), "params": _params(model)}
 
 
