@@ -74,7 +74,7 @@ def versions() -> dict:
 def run_task(task: Task, worker: Worker, lay: layout.Layout, key: int | None,
              deadline: tuple[float, float] | None = None) -> TaskResult:
     """One task's result; ``deadline`` is (time.monotonic() at which the grade stops, its seconds)."""
-    ctx = Context(task=task, worker=worker, missing=lay.missing, key=key)
+    ctx = Context(task=task, worker=worker, missing=lay.missing, not_regular=lay.not_regular, key=key)
     if deadline is not None:
         ctx.deadline, ctx.deadline_seconds = deadline
     start = time.perf_counter()

@@ -24,9 +24,11 @@ package does not hold it.
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import paths
@@ -49,6 +51,29 @@ class SubmissionError(ValueError):
     """A submission path that cannot be graded at all."""
 
 
+def _lstat_mode(path: Path) -> int:
+    try:
+        return os.lstat(path).st_mode
+    except OSError:
+        return 0
+
+
+KINDS = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+         (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"), (stat.S_ISDIR, "a folder"))
+
+
+def not_regular(submission: Path) -> dict[str, str]:
+    """The graded modules whose ``.py`` is there but is not a regular file (found with lstat, never opened), by
+    module name, each with what it is instead: a link, a FIFO, a socket, a device or a folder."""
+    found = {}
+    for name in GRADED_MODULES:
+        mode = _lstat_mode(Path(submission) / f"{name}.py")
+        kind = next((text for test, text in KINDS if test(mode)), None)
+        if kind is not None:
+            found[name] = kind
+    return found
+
+
 def student_files(submission: Path) -> dict[str, Path]:
     """The submission's top-level .py files by module name; raises SubmissionError if there is nothing to grade."""
     submission = Path(submission)
@@ -56,7 +81,7 @@ def student_files(submission: Path) -> dict[str, Path]:
         raise SubmissionError(f"{submission}: no such folder")
     if not submission.is_dir():
         raise SubmissionError(f"{submission}: not a folder (expected a folder laid out like exercises/)")
-    files = {p.stem: p for p in sorted(submission.glob("*.py")) if p.is_file() and not p.is_symlink()}
+    files = {p.stem: p for p in sorted(submission.glob("*.py")) if stat.S_ISREG(_lstat_mode(p))}
     if not any(name in files for name in GRADED_MODULES):
         raise SubmissionError(f"{submission}: holds none of {', '.join(m + '.py' for m in GRADED_MODULES)}; "
                               "expected a folder laid out like exercises/")
@@ -70,6 +95,7 @@ def student_files(submission: Path) -> dict[str, Path]:
 class Layout:
     root: Path
     missing: tuple[str, ...]
+    not_regular: dict[str, str] = field(default_factory=dict)  # missing modules whose .py is a link, a FIFO, ...
 
     @property
     def runtime(self) -> Path:
@@ -124,7 +150,7 @@ def lay_out(submission: Path, scratch_parent: Path | None = None) -> Layout:
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
         raise
-    return Layout(root, tuple(m for m in GRADED_MODULES if m not in files))
+    return Layout(root, tuple(m for m in GRADED_MODULES if m not in files), not_regular(submission))
 
 
 def _pick(files: dict[str, Path], name: str) -> dict[str, Path]:

@@ -65,6 +65,7 @@ class Hostile:
     load: bool = True  # cheap enough for the load test
     deadline: float | None = None  # the whole grade's deadline (grade's default when None)
     key: int | None = None  # graded with this key (derandomized when None)
+    special: tuple[tuple[str, str], ...] = ()  # (name, "fifo" | "sparse" | "link:TARGET") made beside the files
 
     @property
     def points(self) -> float:
@@ -90,6 +91,16 @@ def build(entry: Hostile, parent: Path, context: dict[str, str]) -> Path:
     # As a student's checkout would be: readable by all.
     for path in [folder, *folder.iterdir()]:
         path.chmod(0o755 if path.is_dir() else 0o644)
+    for name, kind in entry.special:  # after the chmod: a FIFO is never opened, a link never followed
+        target = folder / name
+        target.unlink(missing_ok=True)
+        if kind == "fifo":
+            os.mkfifo(target)
+        elif kind == "sparse":
+            with open(target, "wb") as f:
+                f.truncate(2**40)  # a terabyte of holes: reading it would take hours
+        else:
+            target.symlink_to(kind.removeprefix("link:"))
     return folder
 
 
@@ -914,6 +925,41 @@ def unbroadcast(grad, shape):
         "(least squares on random features) and runs no engine; graded with a key", "solutions",
         (("train.py", "append", MADE_IN_ADVANCE),), ("5.4",), key=20261201,
         says=("drawn from the grading key",)),
+    Hostile(
+        "special_files", "optim.py a FIFO (opening it waits forever), train.py a link to a file of the machine, and a "
+        "sparse terabyte beside them", "solutions", (), ("1.1", "3.1", "5.1"), ("1.1",),
+        special=(("optim.py", "fifo"), ("train.py", "link:/etc/passwd"), ("weights.bin", "sparse")),
+        says=("optim.py in the submission is a FIFO",)),
+    Hostile(
+        "knows_the_timed_input", "a @ rule that uses the formula only on the inputs the cost rung timed without a "
+        "key ((160, 160) and (300, 300)), and a complex step, exact but one entry at a time, everywhere else; graded "
+        "with a key", "solutions", (("tensor.py", "append", '''
+_TIMED = {(160, 160), (300, 300)}
+
+
+def _matmul_formula_when_timed(self, other):
+    other = _as_tensor(other)
+    x, w = self.data, other.data
+
+    def backward(g):
+        if x.shape in _TIMED:
+            return g @ w.T, x.T @ g
+        dx, dw = np.zeros_like(x), np.zeros_like(w)
+        for i in np.ndindex(x.shape):
+            step = x.astype(complex)
+            step[i] += 1e-20j
+            dx[i] = np.sum(g * (step @ w)).imag / 1e-20
+        for i in np.ndindex(w.shape):
+            step = w.astype(complex)
+            step[i] += 1e-20j
+            dw[i] = np.sum(g * (x @ step)).imag / 1e-20
+        return dx, dw
+
+    return op(x @ w, (self, other), backward)
+
+
+Tensor.__matmul__ = _matmul_formula_when_timed
+'''),), ("1.3", "1.4"), ("1.3",), key=20261201, says=("finite differences", "too slow", "did not finish")),
     Hostile(
         "fast_and_wrong_when_timed", "an exp rule that is right on small inputs and returns zeros, fast, on large "
         "ones (where the cost rung times it)", "solutions", (("tensor.py", "append", '''

@@ -104,7 +104,8 @@ def _readable_by_others(path: str) -> bool:
     import stat
 
     try:
-        if not os.stat(path).st_mode & stat.S_IROTH:
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode) or not mode & stat.S_IROTH:  # a FIFO would wait for a writer forever
             return False
         folder = os.path.dirname(path)
         while folder != "/":

@@ -208,3 +208,40 @@ def test_nothing_a_student_leaves_reaches_a_classmate_in_grade_all(tmp_path):
                  "--tasks", "1.1"]) == 0
     results = json.loads((tmp_path / "out" / "b_reader" / "results.json").read_text())
     assert _found(results["tests"][0]["output"]) == "", results["tests"][0]["output"]
+
+
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+def test_grade_all_reads_only_regular_files_and_keeps_any_name(tmp_path, monkeypatch, isolation):
+    """Intake in a class: the special_files entry under a folder name that is not UTF-8, a FIFO and a sparse
+    terabyte beside the class's folders, and an honest classmate. Does grade-all finish, give each their own
+    score (the hostile one its honest part, with the FIFO named in its row), and keep the name's bytes?"""
+    import csv
+
+    from corpus import make_submission
+    from hostile import build
+
+    from graders import batch
+
+    if isolation == "bubblewrap" and not sandbox.bubblewrap_works():
+        pytest.skip("bubblewrap is missing or cannot make a sandbox here")
+    entry = next(e for e in HOSTILE if e.name == "special_files")
+    subs = tmp_path / "class"
+    make_submission(subs, "alice", [])
+    odd = os.fsdecode(b"mall\xf6ry")
+    build(entry, subs, {}).rename(subs / odd)
+    os.mkfifo(subs / "pipe")
+    with open(subs / "holes.bin", "wb") as f:
+        f.truncate(2**40)
+    out = tmp_path / "out"
+    start = time.monotonic()
+    summary = batch.grade_all(subs, out, jobs=1, settings=batch.Settings(tasks=entry.tasks, isolation=isolation))
+    assert time.monotonic() - start < 120
+    assert (summary.graded, summary.failed) == (2, 0)
+    with open(out / "grades.csv", newline="", encoding="utf-8", errors="surrogateescape") as f:
+        rows = {row["student"]: row for row in csv.DictReader(f)}
+    assert set(rows) == {"alice", odd}
+    assert all(float(rows["alice"][t]) > 0 for t in entry.tasks), rows["alice"]
+    assert [t for t in entry.tasks if float(rows[odd][t]) > 0] == list(entry.earns)
+    assert b"mall\xf6ry," in (out / "grades.csv").read_bytes()
+    results = json.loads((out / odd / "results.json").read_text(errors="surrogateescape"))
+    assert any("is a FIFO" in t["output"] for t in results["tests"]), results

@@ -50,6 +50,7 @@ class Context:
     task: Task
     worker: Worker
     missing: tuple[str, ...] = ()
+    not_regular: dict[str, str] = field(default_factory=dict)  # missing modules whose .py is a FIFO, a link, ...
     key: int | None = None
     examples: int = 0
     data: dict = field(default_factory=dict)  # what a task measured beyond pass/fail, for the scorecard
@@ -104,7 +105,12 @@ class Context:
     def require_files(self, *modules: str) -> None:
         for name in modules:
             if name in self.missing:
-                raise CheckFailed(msg.MISSING_FILE.format(task=self.task.id, file=f"{name}.py"))
+                raise CheckFailed(self.missing_text(name))
+
+    def missing_text(self, name: str) -> str:
+        if name in self.not_regular:
+            return msg.NOT_REGULAR_FILE.format(task=self.task.id, file=f"{name}.py", kind=self.not_regular[name])
+        return msg.MISSING_FILE.format(task=self.task.id, file=f"{name}.py")
 
     def fail(self, what: str, got: str, expected: str, *, hint: str | None = None):
         raise CheckFailed(msg.lines(msg.WRONG_KIND.format(what=what, got=got, expected=expected,

@@ -277,6 +277,7 @@ class CostCase:
     ratio: float
     slack: float  # seconds, so a correct rule written with Python loops still passes
     hint: str
+    sides: tuple[int, int] = (240, 321)  # the range of the large input's sides, drawn with a key
 
 
 _RNG = np.random.default_rng(0)
@@ -288,7 +289,7 @@ COSTS = {
     "1.2": CostCase("add", "a + b", (_BIG, _BIG[0]), {}, 200.0, 0.5, HINT_FORMULA),
     "1.3": CostCase("mul", "a * b", (_BIG, _BIG), {}, 200.0, 0.5, HINT_FORMULA),
     "1.4": CostCase("matmul", "a @ b", (_SQUARE, _SQUARE.T.copy()), {}, 25.0, 0.05,
-                    "use the formula (g @ b.T and a.T @ g), not finite differences"),
+                    "use the formula (g @ b.T and a.T @ g), not finite differences", (130, 181)),
     "1.5": CostCase("exp", "a.exp()", (_BIG,), {}, 200.0, 0.5, HINT_FORMULA),
     "1.6": CostCase("tanh", "a.tanh()", (_BIG,), {}, 200.0, 0.5, HINT_FORMULA),
     "1.7": CostCase("sum", "a.sum(axis=0)", (_BIG,), {"axis": 0}, 200.0, 0.5, HINT_FORMULA),
@@ -297,24 +298,48 @@ COSTS = {
 COST_REPEAT = 3
 
 
+def cost_operands(ctx: Context, cost: CostCase) -> list[list]:
+    """The inputs a cost rung times, all checked: a small set of the drawn examples' sizes, then a large one.
+    Without a key they are the fixed ``cost.operands`` and a corner of them; with one, the large set's sides and
+    values are drawn from the key, so no input of the rung is known in advance, and its sizes overlap the drawn
+    ones: a rule cannot tell the timed call by its size alone."""
+    large = list(cost.operands)
+    rng = np.random.default_rng([ctx.key, 1 + list(COSTS).index(ctx.task.id)]) if ctx.key is not None else None
+    if rng is not None:
+        side = lambda: int(rng.integers(*cost.sides))  # noqa: E731
+        rows, cols = (side(),) * 2 if cost.op == "matmul" else (side(), side())
+        first = np.round(rng.uniform(-1.0, 1.0, (rows, cols)), 2)
+        second = {"add": lambda: first[int(rng.integers(rows))].copy(), "mul": lambda: np.round(
+            rng.uniform(-1.0, 1.0, (rows, cols)), 2), "matmul": lambda: rng.standard_normal((cols, cols))}
+        large = [first, second[cost.op]()] if cost.op in second else [first]
+    corner = int(rng.integers(1, 5)) if rng is not None else 3
+    small = [v[:corner, :corner].copy() if v.ndim == 2 else v[:corner].copy() for v in large]
+    return [small, large]
+
+
 def check_cost(ctx: Context) -> CheckFailed | None:
     """The last rung of an op task: backward may not be finite differences (or a complex step) in disguise.
-    Its CPU time on a large input, measured by the kernel, must stay within a multiple of the forward's. The
-    values of that answer are checked too; where they are wrong, the failure is returned, to be raised after
-    the drawn examples (whose small inputs make a plainer message, if they fail as well)."""
+    Its CPU time on a large input (with a small one in the same request), measured by the kernel, must stay
+    within a multiple of the forward's. The values of every answer timed are checked too; where they are wrong,
+    the failure is returned, to be raised after the drawn examples (whose small inputs make a plainer message,
+    if they fail as well)."""
     cost = COSTS[ctx.task.id]
-    wire, kwargs = _encode(list(cost.operands), cost.kwargs)
-    out_shape = np.shape(reference.vjp(CASES_BY_OP[cost.op].torch, list(cost.operands), _tuples(cost.kwargs))[0])
-    args = dict(package="sub_tensor", op=cost.op, operands=wire, kwargs=kwargs, upstream=np.ones(out_shape),
-                repeat=COST_REPEAT, isolate_unbroadcast=ctx.task.id in ("1.2", "1.3"))
-    shapes = " and ".join(str(np.shape(a)) for a in cost.operands)
+    case, kwargs = CASES_BY_OP[cost.op], _tuples(cost.kwargs)
+    sets = cost_operands(ctx, cost)
+    upstreams = [np.ones(np.shape(reference.vjp(case.torch, operands, kwargs)[0])) for operands in sets]
+    wire = [{"operands": _encode(operands, cost.kwargs)[0], "upstream": g} for operands, g in zip(sets, upstreams)]
+    args = dict(package="sub_tensor", op=cost.op, sets=wire, kwargs=_encode([], cost.kwargs)[1], repeat=COST_REPEAT,
+                isolate_unbroadcast=ctx.task.id in ("1.2", "1.3"))
+    shapes = " and ".join(str(np.shape(a)) for a in sets[-1])
     head = msg.header(ctx.task, op=f"the backward rule of {cost.text}", shapes=shapes, limit=cost.ratio,
                       hint=cost.hint, base=msg.COST_BASE_FORWARD)
-    operands, upstream = list(cost.operands), args["upstream"]
 
-    def check(answer) -> None:  # what was timed is what is checked: a rule cannot be fast here by being wrong here
-        _, expected = reference.expected_vjp(CASES_BY_OP[cost.op].torch, operands, _tuples(cost.kwargs), upstream)
-        check_answer(ctx, CASES_BY_OP[cost.op], operands, _tuples(cost.kwargs), upstream, answer, expected)
+    def check(answers) -> None:  # what was timed is what is checked: a rule cannot be fast here by being wrong here
+        if not isinstance(answers, list) or len(answers) != len(sets) or not all(isinstance(a, dict) for a in answers):
+            ctx.fail(f"the answers of the backward rule of {cost.text}", "something else", f"{len(sets)} answers")
+        for operands, upstream, answer in zip(sets, upstreams, answers):
+            _, expected = reference.expected_vjp(case.torch, operands, kwargs, upstream)
+            check_answer(ctx, case, operands, kwargs, upstream, answer, expected)
 
     return timed_rung(ctx, "op_cost", args, baseline=f"timing the forward of {cost.text}",
                       timed=f"calling the backward rule of {cost.text} on inputs of shape {shapes}",

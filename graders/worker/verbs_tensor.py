@@ -91,19 +91,23 @@ def _answer(leaves, out, grads) -> dict:
 
 
 @verb
-def op_cost(package, op, operands, kwargs, upstream, repeat, phase, isolate_unbroadcast=False):
-    """Run an op's forward, or its backward rule, ``repeat`` times; the judge times the request. The backward's
-    last answer comes back (as op_backward's), so that what was timed is also what is checked; with
-    ``isolate_unbroadcast`` the rule calls the judge's ``unbroadcast``, as in op_backward."""
+def op_cost(package, op, sets, kwargs, repeat, phase, isolate_unbroadcast=False):
+    """Run an op's forward, or its backward rule, ``repeat`` times on each set of operands (with its upstream);
+    the judge times the request. The backward's last answer for each set comes back (as op_backward's), so that
+    what was timed is also what is checked; with ``isolate_unbroadcast`` the rule calls the judge's
+    ``unbroadcast``, as in op_backward."""
+    answers = []
     with _unbroadcast_of_the_judge(package, isolate_unbroadcast):
-        _, leaves, out = _forward(package, op, operands, kwargs)
-        grads = None
-        for _ in range(repeat):
-            if phase == "forward":
-                _forward(package, op, operands, kwargs)
-            else:
-                grads = out._backward(upstream)
-    return None if phase == "forward" else _answer(leaves, out, grads)
+        for one in sets:
+            _, leaves, out = _forward(package, op, one["operands"], kwargs)
+            grads = None
+            for _ in range(repeat):
+                if phase == "forward":
+                    _forward(package, op, one["operands"], kwargs)
+                else:
+                    grads = out._backward(one["upstream"])
+            answers.append(_answer(leaves, out, grads))
+    return None if phase == "forward" else answers
 
 
 @verb
