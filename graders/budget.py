@@ -8,7 +8,9 @@ the grade's own, made under the judge's own cgroup (so the machine's limits on t
 - memory: ``MEMORY_BYTES`` for all of the grade's workers together (the reference's peak is under 1 GiB);
   past it the kernel stops the grade's largest process, which reads as that worker dying;
 - processes: ``PROCESSES`` at once, across the tree;
-- CPU: one share, whatever the number of processes, against the other grades' cgroups.
+- CPU: one share, whatever the number of processes, against the other grades' cgroups, and at most
+  ``CPU_CORES`` cores' worth at any moment (a CFS quota): forty busy children on a large machine take two
+  cores, not forty. With the grade's wall-clock deadline, that bounds the CPU seconds of the whole tree.
 
 cgroup v2 is used where it is mounted at /sys/fs/cgroup with the memory and pids controllers; else the
 v1 hierarchies of those controllers (and cpu). Elsewhere there is no budget over the tree, and ``doctor``
@@ -28,6 +30,8 @@ from pathlib import Path
 ROOT = Path("/sys/fs/cgroup")
 MEMORY_BYTES = 4 * 2**30
 PROCESSES = 512
+CPU_CORES = 2
+PERIOD_US = 100_000
 
 
 def _own(controller: str, proc_cgroup: str) -> str | None:
@@ -72,11 +76,13 @@ class Budget:
                 with contextlib.suppress(OSError):  # needed once per parent; refused where already set
                     (parent / "cgroup.subtree_control").write_text("+memory +pids +cpu")
                 budget._folder(parent / name, {"memory.max": MEMORY_BYTES, "memory.swap.max": 0,
-                                               "pids.max": PROCESSES}, peak="memory.peak")
+                                               "pids.max": PROCESSES, "cpu.max": f"{CPU_CORES * PERIOD_US} {PERIOD_US}"},
+                               peak="memory.peak")
             elif kind == "v1":
                 for controller, limits, peak in (
                         ("memory", {"memory.limit_in_bytes": MEMORY_BYTES}, "memory.max_usage_in_bytes"),
-                        ("pids", {"pids.max": PROCESSES}, None), ("cpu", {}, None)):
+                        ("pids", {"pids.max": PROCESSES}, None),
+                        ("cpu", {"cpu.cfs_period_us": PERIOD_US, "cpu.cfs_quota_us": CPU_CORES * PERIOD_US}, None)):
                     own = _own(controller, proc_cgroup)
                     if own is not None and (root / controller).is_dir():
                         budget._folder(root / controller / own.lstrip("/") / name, limits, peak=peak)
@@ -148,4 +154,4 @@ def describe() -> str:
         return ("none over the whole tree (not root, or no cgroup with the memory and pids controllers to make): "
                 "only each process's own limits bind")
     return (f"cgroup {kind}: {MEMORY_BYTES // 2**30} GiB and {PROCESSES} processes for all of a grade's workers "
-            "together, and one share of the CPU whatever their number")
+            f"together, one share of the CPU whatever their number, and at most {CPU_CORES} cores at once")
