@@ -47,7 +47,10 @@ def vjp(fn, operands, kwargs, upstream: np.ndarray | None = None, device: str = 
     g = torch.tensor(upstream, dtype=torch.float64, device=device)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=NO_CUDA_CONTEXT_WARNING, category=UserWarning)
-        grads = torch.autograd.grad(out, tensors, grad_outputs=g, allow_unused=True)
+        # <out, g> differentiated is exactly the vector-Jacobian product with g; passed as grad_outputs instead,
+        # g makes autograd import sympy (a quarter of a second) to compare their shapes
+        assert out.shape == g.shape, (out.shape, g.shape)
+        grads = torch.autograd.grad((out * g).sum(), tensors, allow_unused=True)
     return out.detach().cpu().numpy(), [
         np.zeros(t.shape) if d is None else d.detach().cpu().numpy() for t, d in zip(tensors, grads)]
 

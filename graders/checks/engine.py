@@ -64,7 +64,8 @@ def expected_grads(nodes, seed, builds: int = 1) -> list[np.ndarray | None]:
                 built.append(x)
             else:
                 built.append(sum(c * built[p] for c, p in zip(node["coefs"], node["parents"])))
-        built[-1].backward(torch.ones(()) if seed is None else torch.tensor(seed))
+        # a scalar, so that autograd has no gradient's shape to compare (which imports sympy): <root, seed>
+        (built[-1] if seed is None else (built[-1] * torch.tensor(seed)).sum()).backward()
     return [None if t.grad is None else t.grad.numpy() for _, t in sorted(leaves.items())]
 
 

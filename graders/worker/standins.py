@@ -202,8 +202,10 @@ class Tensor:
             _accumulate(self, seed)
             return
         pairs = list(self._uses.values())
-        grads = torch.autograd.grad(self._torch, [leaf for _, leaf in pairs], grad_outputs=torch.from_numpy(seed),
-                                    retain_graph=True, allow_unused=True)
+        # <out, seed> differentiated: the same vector-Jacobian product, without the shape check of grad_outputs
+        # (which imports sympy, a quarter of a second at the first backward)
+        scalar = (self._torch * torch.from_numpy(seed)).sum()
+        grads = torch.autograd.grad(scalar, [leaf for _, leaf in pairs], retain_graph=True, allow_unused=True)
         for (tensor, _), g in zip(pairs, grads):
             if g is not None:
                 _accumulate(tensor, g.numpy())
