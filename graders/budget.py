@@ -75,9 +75,9 @@ class Budget:
                 parent = root / _own("", proc_cgroup).lstrip("/")
                 with contextlib.suppress(OSError):  # needed once per parent; refused where already set
                     (parent / "cgroup.subtree_control").write_text("+memory +pids +cpu")
-                budget._folder(parent / name, {"memory.max": MEMORY_BYTES, "memory.swap.max": 0,
-                                               "pids.max": PROCESSES, "cpu.max": f"{CPU_CORES * PERIOD_US} {PERIOD_US}"},
-                               peak="memory.peak")
+                limits = {"memory.max": MEMORY_BYTES, "memory.swap.max": 0, "pids.max": PROCESSES,
+                          "cpu.max": f"{CPU_CORES * PERIOD_US} {PERIOD_US}"}
+                budget._folder(parent / name, limits, peak="memory.peak")
             elif kind == "v1":
                 for controller, limits, peak in (
                         ("memory", {"memory.limit_in_bytes": MEMORY_BYTES}, "memory.max_usage_in_bytes"),

@@ -347,8 +347,12 @@ COURSE_CONFIG_CHANGED = ("{path} differs from the configuration this command wri
 COURSE_BAD_ASSIGNMENT = "got assignment={assignment!r}, expected a name of letters, digits, '_', '-' or '.'"
 NOTEBOOK_NOT_GRADED = ("The grader could not grade the files in {folder}: {why}\n"
                        "Every task scores 0 here; please tell your instructor.")
-NOTEBOOK_JUDGE_TIMEOUT = ("The grader did not finish within {seconds:g} s on these files. "
-                          "Every task scores 0 here; please tell your instructor.")
+NOTEBOOK_NO_JUDGE = ("The grader's step (JudgeGrades in Autograde.autograde_preprocessors) did not run, so no score "
+                     "can be trusted: 0 points. Rewrite nbgrader_config.py with `autograd-lab nbgrader`.")
+NOTEBOOK_JUDGED = "autograd-lab's graders, on the .py files of this submission:\n{text}\n"
+KERNEL_NOT_JAILED = ("autograd-lab: the notebook's kernel runs as your own user, without bubblewrap: a cell of the "
+                     "notebook can write whatever you can, the gradebook too. Install bubblewrap, or autograde as "
+                     "root.")
 NOTEBOOK_NO_SUCH_TASK = "Task {task}: the grader knows no such task; please tell your instructor."
 # The visible checks print these; the notebook's setup cell holds them (students' kernels have no graders).
 VISIBLE_CHECK = {

@@ -3,9 +3,10 @@
 ``source/<assignment>/`` holds the stub .py files (the same text as exercises/,
 generated from solutions/) and ``<assignment>.ipynb``: the lesson, worked
 examples, a setup cell, and one graded cell per task. A graded cell runs a
-visible check (visible_checks.py) and, hidden from students, one line that
-grades the .py files beside the notebook (graders/notebook.py) and ends with
-the task's points. The README's "Grading with nbgrader" walks an instructor through the rest.
+visible check (visible_checks.py), for the student; its score is not the
+kernel's: ``nbgrader_config.py`` puts the judge's preprocessors around
+nbgrader's Execute and runs the kernel in a jail (nbgrader_judge.py). The
+README's "Grading with nbgrader" walks an instructor through the rest.
 """
 
 from __future__ import annotations
@@ -18,15 +19,24 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from . import messages, paths
 from .nbgrader_lesson import INTRO, OUTRO, PARTS, SETUP, task_heading
-from .notebook import GRADE_TIMEOUT
 from .tasks import TASKS
 from .visible_checks import visible_part
 
 DEFAULT_ASSIGNMENT = "autograd_lab"
-# Each cell's limit in nbgrader: the first graded cell grades the whole submission (GRADE_TIMEOUT at
-# most, 10-30 s as a rule) after its visible check (60 s at most).
-CELL_TIMEOUT = GRADE_TIMEOUT + 300
-HIDDEN = '### BEGIN HIDDEN TESTS\nfrom graders.notebook import task; task("{task}")\n### END HIDDEN TESTS'
+# Each cell's limit in nbgrader: a visible check stops itself after 60 s (task 6.1's imports torch first).
+CELL_TIMEOUT = 120
+# nbgrader's autograde preprocessors (nbgrader 0.9's Autograde.autograde_preprocessors), with the judge's two.
+AUTOGRADE_PREPROCESSORS = (
+    "graders.nbgrader_judge.JudgeGrades",  # before any code of the student runs: the judge grades the .py files
+    "nbgrader.preprocessors.Execute",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "graders.nbgrader_judge.JudgeScores",  # every graded cell's outputs: the judge's message and points
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+)
 SETUP_ID = "setup"
 KERNEL = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
@@ -45,12 +55,25 @@ c.OverwriteCells.add_missing_cells = True
 # zip_collect takes the students' .py files too, not only their notebooks.
 c.FileNameCollectorPlugin.valid_ext = [".ipynb", ".py"]
 
-# The kernel that runs the notebooks: the Python where autograd-lab is installed. ipykernel's
-# "python3" is the Python that runs nbgrader; check with `jupyter kernelspec list`.
+# The scores come from autograd-lab's judge, never from the notebook's kernel: JudgeGrades grades the
+# .py files before any of the student's code runs (the same judge and sandbox as `autograd-lab grade`),
+# and JudgeScores sets every graded cell's output to the judge's message and points after the notebook
+# ran, before SaveAutoGrades records them. The rest is nbgrader's own list, in its order.
+c.Autograde.autograde_preprocessors = {preprocessors}
+
+# The grading key (`autograd-lab grade --key`): the same for the whole class; None draws the fixed examples.
+c.JudgeGrades.key = None
+
+# The kernel runs in a jail (graders/kernel_jail.py): read-only, the course folder (the gradebook, the
+# other students' files) and the graders hidden, as the unprivileged user nobody where nbgrader runs as
+# root. A cell of the notebook can change only that student's own outputs, which decide no score.
+c.Execute.kernel_manager_class = "graders.nbgrader_judge.JailedKernelManager"
+
+# The kernel that runs the notebooks: any Python with numpy (and torch, for task 6's visible check);
+# ipykernel's "python3" is the Python that runs nbgrader; check with `jupyter kernelspec list`.
 c.Execute.kernel_name = "python3"
 
-# Seconds per cell. The first graded cell grades the whole submission (10-30 s as a rule; the
-# graders stop after {grade_timeout} s); each visible check stops after 60 s.
+# Seconds per cell: each visible check stops itself after 60 s.
 c.Execute.timeout = {cell_timeout}
 
 # Keep warnings off stderr: nbgrader gives 0 points to a cell with any output on stderr.
@@ -60,8 +83,8 @@ c.Execute.extra_arguments = ["--IPKernelApp.exec_lines=import warnings; warnings
 
 def config_text(assignment: str, files: list[str]) -> str:
     """The text of ``nbgrader_config.py`` for a course whose assignment holds ``files``."""
-    return CONFIG.format(assignment=assignment, files=sorted(files), grade_timeout=GRADE_TIMEOUT,
-                         cell_timeout=CELL_TIMEOUT)
+    return CONFIG.format(assignment=assignment, files=sorted(files), cell_timeout=CELL_TIMEOUT,
+                         preprocessors="[\n    " + ",\n    ".join(map(repr, AUTOGRADE_PREPROCESSORS)) + ",\n]")
 
 
 def _grade_cell(cell_id: str, source: str, points: int):
@@ -73,8 +96,8 @@ def _grade_cell(cell_id: str, source: str, points: int):
 
 
 def graded_source(task_id: str) -> str:
-    """A task's graded cell: the visible check, then the one hidden line."""
-    return visible_part(task_id) + HIDDEN.format(task=task_id)
+    """A task's graded cell: its visible check (the judge's preprocessors set its outputs when autograding)."""
+    return visible_part(task_id)
 
 
 def notebook() -> nbformat.NotebookNode:

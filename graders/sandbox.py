@@ -131,7 +131,7 @@ def choose(mode: str = "auto") -> Isolation:
     # Everything the interpreter needs: a venv's python is often a link into a prefix under /root. A mount
     # namespace makes it reachable (``Hiding``); where none can be made, the worker's uid must read everything.
     reads_all = drop and not use_bwrap and not namespaces_work() and not all(
-        _reachable_by_others(Path(p)) for p in _interpreter_paths())
+        _reachable_by_others(Path(p)) for p in interpreter_paths())
     return Isolation(use_bwrap, drop, reads_all)
 
 
@@ -362,7 +362,7 @@ def _sweep(folder: str, uid: int, removed: list[str], depth: int) -> None:
 
 # ----- bubblewrap -----
 
-def _interpreter_paths() -> list[str]:
+def interpreter_paths() -> list[str]:
     found = []
     for path in (sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))):
         if path and not any(path == p or path.startswith(p + os.sep) for p in found):
@@ -384,7 +384,7 @@ def _package_folder(name: str) -> str | None:
 def _hidden(block_autodiff: bool) -> tuple[str, ...]:
     """Folders under the bound interpreter paths that the worker must not see: the judge's packages where
     installed beside the interpreter (not an editable checkout), and the autodiff libraries for the numpy tasks."""
-    bound = _interpreter_paths()
+    bound = interpreter_paths()
     folders = [str(p) for p in (paths.SOLUTIONS, paths.EXERCISES, paths.HERE) if p.is_dir()]
     if block_autodiff:
         folders += [f for f in map(_package_folder, AUTODIFF) if f]
@@ -399,7 +399,7 @@ def _bubblewrap_prefix(layout: Layout, packages: tuple[str, ...], block_autodiff
         argv += ["--ro-bind-try", system, system]
     for device in sorted(glob.glob("/dev/nvidia*")):  # the GPU, where there is one (task 6.2)
         argv += ["--dev-bind-try", device, device]
-    for path in _interpreter_paths():
+    for path in interpreter_paths():
         # Folders above the interpreter (such as /root) are made searchable, so the dropped uid reaches it.
         for folder in reversed(Path(path).parents[:-1]):
             argv += ["--perms", "0755", "--dir", str(folder)]
@@ -470,7 +470,7 @@ class Hiding:
     def of(cls, layout: Layout, isolation: Isolation, beside: tuple[Path, ...] = ()) -> Hiding:
         if isolation.bubblewrap or not isolation.drop or not namespaces_work():
             return cls()
-        needed = _interpreter_paths()
+        needed = interpreter_paths()
         root = os.path.realpath(layout.root)
 
         def coverable(folder: str) -> bool:  # holds nothing a worker needs: no interpreter, not this grade

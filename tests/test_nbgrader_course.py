@@ -1,10 +1,12 @@
 """nbgrader end to end, for real: the course `autograd-lab nbgrader` writes, graded by nbgrader itself.
 
 One module fixture builds the course in a temporary folder, runs `nbgrader generate_assignment`,
-submits three students (the reference solution; the solution with a sign flipped in the backward rule
-of @, whose notebook also lost two cells and had one edited; the stubs), runs `nbgrader autograde` one
-student at a time and, right after each, `autograd-lab grade` on the same files (as `python -m graders
-grade`), then `generate_feedback` and `export`. The tests hold nbgrader's numbers against the CLI's.
+submits three students (alice: the reference solution; bob: the solution with a sign flipped in the
+backward rule of @, whose notebook also lost two cells and had one edited; mallory: the stubs, with a
+notebook and files that try to forge a score and to harm alice, graded before her), runs `nbgrader
+autograde` one student at a time and, right after each, `autograd-lab grade` on the same files (as
+`python -m graders grade`), then `generate_feedback` and `export`. The tests hold nbgrader's numbers
+against the CLI's.
 Every command runs as a subprocess of this Python; nbgrader gets a kernelspec and Jupyter folders of
 the test's own, so neither this machine's Jupyter setup nor in-process warnings can change the result.
 """
@@ -38,10 +40,71 @@ BOB_DELETES, BOB_EDITS = ("setup", "task_3_1"), "task_1_1"
 NBGRADER_TIMEOUT = 1200
 
 
+# What mallory's notebook cell and her tensor.py (imported by the visible checks) try, each attempt noted in
+# the cell's own output (or, from tensor.py, in the kernel's environment) as "ATTEMPT name: what happened".
+FORGERIES = r'''
+def _forge():
+    import glob, os, sqlite3, sys
+    said = []
+
+    def attempt(name, action):
+        try:
+            said.append(f"ATTEMPT {name}: done {action()!r}")
+        except BaseException as error:  # noqa: BLE001
+            said.append(f"ATTEMPT {name}: {type(error).__name__}: {error}")
+
+    here = os.path.abspath(".")
+    up = [os.path.dirname(os.path.dirname(os.path.dirname(here))), *os.path.abspath(here).split(os.sep)[:1]]
+    course = next((p for p in up if os.path.exists(os.path.join(p, "gradebook.db"))), up[0])
+
+    def zero_the_classmates():
+        db = sqlite3.connect(os.path.join(course, "gradebook.db"))
+        db.execute("UPDATE grade SET auto_score = 0")
+        db.commit()
+        return "scores set to 0"
+
+    def rewrite_a_classmate():
+        for path in glob.glob(os.path.join(course, "*", "alice", "*", "tensor.py")):
+            open(path, "a").write("\nraise SystemExit\n")
+        return glob.glob(os.path.join(course, "*", "alice", "*", "tensor.py"))
+
+    def patch_the_grading_line():
+        import graders.notebook
+        graders.notebook.task = lambda *args, **kwargs: 10.0
+        return "patched"
+
+    def take_the_reference():
+        found = [p for pattern in ("/*/solutions/tensor.py", "/*/*/solutions/tensor.py", "/tmp/*/*/solutions/tensor.py")
+                 for p in glob.glob(pattern)]
+        text = open(found[0]).read()
+        open("tensor.py", "w").write(text)
+        return found
+
+    def write_the_notebook():
+        for path in glob.glob("*.ipynb"):
+            open(path, "a").write(" ")
+        return glob.glob("*.ipynb")
+
+    for name, action in (("gradebook", zero_the_classmates), ("classmate", rewrite_a_classmate),
+                          ("grading_line", patch_the_grading_line), ("reference", take_the_reference),
+                          ("notebook_file", write_the_notebook)):
+        attempt(name, action)
+    return said
+'''
+FORGING_CELL = FORGERIES + '''
+for line in _forge():
+    print(line)
+print("Task 1.1 (unbroadcast) passed")
+4.0
+'''
+
+
 def submission_files(student: str) -> dict[str, str]:
     """The .py files each student submits."""
-    if student == "carol":
-        return build.expected_exercises(paths.SOLUTIONS)
+    if student == "mallory":
+        files = build.expected_exercises(paths.SOLUTIONS)
+        files["tensor.py"] += "\n" + FORGERIES + "\n_forge()\n"
+        return files
     files = {path.name: path.read_text() for path in sorted(paths.SOLUTIONS.glob("*.py"))}
     if student == "bob":
         assert files["tensor.py"].count(MATMUL_RULE) == 1, "the reference's rule of @ changed: update this test"
@@ -49,7 +112,7 @@ def submission_files(student: str) -> dict[str, str]:
     return files
 
 
-STUDENTS = ("alice", "bob", "carol")
+STUDENTS = ("alice", "bob", "mallory")  # graded in this order: mallory's attacks come after alice's grade
 
 
 def tamper(notebook_path: Path) -> None:
@@ -61,6 +124,20 @@ def tamper(notebook_path: Path) -> None:
         if cell.metadata.get("nbgrader", {}).get("grade_id") == BOB_EDITS:
             cell.source = "4.0"
     nbformat.write(nb, notebook_path)
+
+
+def forge(notebook_path: Path) -> None:
+    """Mallory adds a cell after the setup and one at the end, each trying every forgery."""
+    nb = nbformat.read(notebook_path, as_version=4)
+    first = nbformat.v4.new_code_cell(FORGING_CELL, id="mallory-first")
+    last = nbformat.v4.new_code_cell(FORGING_CELL, id="mallory-last")
+    nb.cells.insert(2, first)
+    nb.cells.append(last)
+    nbformat.write(nb, notebook_path)
+
+
+def tree_hash(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def jupyter_env(root: Path) -> dict[str, str]:
@@ -117,6 +194,8 @@ class Graded:
     autograde_seconds: dict[str, float] = field(default_factory=dict)
     cli_seconds: dict[str, float] = field(default_factory=dict)
     cli: dict = field(default_factory=dict)  # student -> the CLI's results.json, as a dict
+    alice_cells_before_mallory: dict = field(default_factory=dict)
+    alice_files_before_mallory: dict = field(default_factory=dict)
 
     def submitted(self, student: str) -> Path:
         return self.course / "submitted" / student / ASSIGNMENT
@@ -145,14 +224,26 @@ def graded(tmp_path_factory) -> Graded:
         for name, text in submission_files(student).items():
             (folder / name).write_text(text)
     tamper(result.submitted("bob") / released.name)
+    forge(result.submitted("mallory") / released.name)
 
     for student in STUDENTS:
+        if student == "mallory":
+            result.alice_cells_before_mallory = gradebook_cells(result.course, "alice")
+            result.alice_files_before_mallory = tree_hash(result.course / "autograded" / "alice")
         result.autograde_seconds[student] = nbgrader(result.course, env, "autograde", ASSIGNMENT,
                                                      "--student", student)
         result.cli[student], result.cli_seconds[student] = cli_grade(result.submitted(student), root / student)
     nbgrader(result.course, env, "generate_feedback", ASSIGNMENT)
     nbgrader(result.course, env, "export", "--to", "grades.csv")
     return result
+
+
+def gradebook_cells(course: Path, student: str) -> dict[str, tuple[float, float]]:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        submission = gradebook.find_submission(ASSIGNMENT, student)
+        return {g.name: (g.auto_score, g.max_score) for nb in submission.notebooks for g in nb.grades}
 
 
 def test_each_students_total_in_grades_csv_equals_the_cli_score(graded):
@@ -167,9 +258,10 @@ def test_each_students_total_in_grades_csv_equals_the_cli_score(graded):
 
 
 def test_the_three_students_score_as_their_files_deserve(graded):
-    """Do the reference solution score 100, the stubs 0, and the broken rule of @ lose task 1.4?"""
+    """Do the reference solution score 100, the stubs 0 (whatever mallory's notebook tried), and the broken
+    rule of @ lose task 1.4?"""
     assert graded.cli["alice"]["score"] == 100, task_scores(graded.cli["alice"])
-    assert graded.cli["carol"]["score"] == 0
+    assert graded.cli["mallory"]["score"] == 0
     assert task_scores(graded.cli["bob"])["1.4"] == 0 and graded.cli["bob"]["score"] < 100
 
 
@@ -202,19 +294,38 @@ def test_deleted_and_edited_cells_are_put_back_before_grading(graded):
              if "nbgrader" in c.metadata and "grade_id" in c.metadata.nbgrader}
     for grade_id in (*BOB_DELETES, BOB_EDITS):
         assert grade_id in cells, grade_id
-    assert 'task("1.1")' in cells[BOB_EDITS].source and cells[BOB_EDITS].source != "4.0"
+    assert 'visible_check("1.1")' in cells[BOB_EDITS].source and cells[BOB_EDITS].source != "4.0"
 
 
 def test_feedback_shows_each_tasks_message_and_no_grader_code(graded):
-    """Does each student's feedback page show the CLI's message for every task, with the hidden part one line?"""
+    """Does each student's feedback page show the CLI's message for every task, and nothing of the graders?"""
     for student in STUDENTS:
         text = graded.feedback_text(student)
         for test in graded.cli[student]["tests"]:
             first_line = test["output"].splitlines()[0]
             assert first_line in text, f"{student}, task {test['number']}: {first_line!r} not in the feedback"
-        hidden = re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", text, flags=re.S)
-        assert sorted(hidden) == sorted(f'from graders.notebook import task; task("{t.id}")\n' for t in TASKS)
-        assert len(re.findall(r"\bgraders\b", text)) == len(TASKS), "grader code beyond the hidden lines"
+        assert "HIDDEN TESTS" not in text and "from graders" not in text
+
+
+def test_mallorys_forgeries_change_nothing_but_her_own_outputs(graded):
+    """Mallory's cells and files tried to zero the gradebook, rewrite alice's files, patch a grading line, take
+    the reference and rewrite her notebook. Did each attempt fail, did alice keep every cell's score and every
+    file, and do mallory's graded cells show the judge's verdict (0), not her printed 4.0?"""
+    nb = graded.autograded_notebook("mallory")
+    said = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    attempts = dict(re.findall(r"ATTEMPT (\w+): (.*)", said))
+    assert set(attempts) == {"gradebook", "classmate", "grading_line", "reference", "notebook_file"}, said[-3000:]
+    assert not any(value.startswith("done") and name in ("gradebook", "grading_line", "reference", "notebook_file")
+                   for name, value in attempts.items()), attempts
+    assert attempts["classmate"] in ("done []",) or not attempts["classmate"].startswith("done"), attempts
+    assert gradebook_cells(graded.course, "alice") == graded.alice_cells_before_mallory
+    assert tree_hash(graded.course / "autograded" / "alice") == graded.alice_files_before_mallory
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+        if grade_id.startswith("task_"):
+            results = [o for o in cell.outputs if o.output_type == "execute_result"]
+            assert [o.data["text/plain"] for o in results] == ["0.0"], (grade_id, cell.outputs)
+    assert gradebook_cells(graded.course, "mallory")["task_1_1"] == (0.0, 4.0)
 
 
 def test_autograde_starts_one_judge_per_student_not_one_per_cell(graded, capsys):
@@ -227,4 +338,4 @@ def test_autograde_starts_one_judge_per_student_not_one_per_cell(graded, capsys)
                   f"{graded.cli_seconds[student]:6.1f} s   score {graded.cli[student]['score']:g}/100")
     slowest = max(STUDENTS, key=graded.cli_seconds.get)
     assert graded.autograde_seconds[slowest] < 8 * graded.cli_seconds[slowest] + 120, \
-        "autograde took many gradings' time: is the scorecard memo in graders.notebook working?"
+        "autograde took many gradings' time: does JudgeGrades grade once per student?"

@@ -1,5 +1,6 @@
-"""The nbgrader course as files: the notebook's cells and metadata, the config, the visible checks
-and the hidden line's memo. Fast; tests/test_nbgrader_course.py runs real nbgrader on the same course."""
+"""The nbgrader course as files: the notebook's cells and metadata, the config, the visible checks,
+the judge's preprocessors and the kernel's jail. Fast; tests/test_nbgrader_course.py runs real nbgrader
+on the same course."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import sys
 import nbformat
 import pytest
 
-from graders import build, messages, nbgrader_course, notebook, paths
+from graders import build, kernel_jail, messages, nbgrader_course, nbgrader_judge, paths
 from graders.tasks import TASKS
 from graders.visible_checks import visible_part
 
@@ -44,16 +45,14 @@ def test_the_notebook_is_the_same_every_time():
 
 
 @pytest.mark.parametrize("task", TASKS, ids=lambda t: t.id)
-def test_a_graded_cell_is_its_visible_check_then_one_hidden_line(task):
-    """Does each graded cell end with exactly the one hidden import-and-call line, after a visible part
-    whose last statement is a `with` block, so nothing it ends with can be read as a score?"""
+def test_a_graded_cell_is_its_visible_check_and_nothing_of_the_graders(task):
+    """Is each graded cell one `with visible_check` block (nothing it ends with can be read as a score), with
+    no hidden part and nothing of the graders (its score is set by the judge's preprocessor)?"""
     source = nbgrader_course.graded_source(task.id)
-    visible, hidden = source.split("### BEGIN HIDDEN TESTS\n")
-    assert hidden == f'from graders.notebook import task; task("{task.id}")\n### END HIDDEN TESTS'
-    assert visible == visible_part(task.id)
-    body = ast.parse(visible).body
+    assert source == visible_part(task.id)
+    body = ast.parse(source).body
     assert len(body) == 1 and isinstance(body[0], ast.With), "the visible part is one `with visible_check` block"
-    assert "graders" not in visible, "students' kernels have no graders"
+    assert "graders" not in source and "HIDDEN" not in source
 
 
 def test_the_config_sets_what_autograde_needs_and_comments_every_setting(tmp_path):
@@ -68,7 +67,17 @@ def test_the_config_sets_what_autograde_needs_and_comments_every_setting(tmp_pat
     assert c.OverwriteCells.add_missing_cells is True
     assert {".py", ".ipynb"} <= set(c.FileNameCollectorPlugin.valid_ext)
     assert c.Execute.kernel_name == "python3"
-    assert c.Execute.timeout > notebook.GRADE_TIMEOUT + 60
+    assert c.Execute.timeout > 60
+    assert c.Execute.kernel_manager_class == "graders.nbgrader_judge.JailedKernelManager"
+    from traitlets.utils.importstring import import_item
+
+    classes = [import_item(name) for name in c.Autograde.autograde_preprocessors]  # each one importable
+    order = [cls.__name__ for cls in classes]
+    assert order.index("JudgeGrades") < order.index("Execute") < order.index("JudgeScores") \
+        < order.index("SaveAutoGrades")
+    from nbgrader.converters.autograde import Autograde
+    nbgraders_own = [pp.__name__ for pp in Autograde.class_traits()["autograde_preprocessors"].default()]
+    assert [name for name in order if not name.startswith("Judge")] == nbgraders_own
     assert any("simplefilter('ignore')" in arg for arg in c.Execute.extra_arguments)
     lines = text.splitlines()
     for number, line in enumerate(lines):
@@ -186,33 +195,76 @@ def test_files_that_do_not_import_give_a_line_not_an_error(tmp_path, kernel):
     assert out.strip().startswith(VISIBLE["raised"].format(task="1.1", kind="SyntaxError", error="")[:40]), out
 
 
-# ----- the hidden line -----
+# ----- the judge's preprocessors and the kernel's jail -----
 
-def test_the_hidden_line_grades_a_submission_once_per_content(tmp_path, monkeypatch, capsys):
-    """Do 24 cells start one judge, print their task's message and return its points, and does changing
-    a file start a new one?"""
+def _forged_notebook():
+    """The course's notebook as a kernel might leave it: every graded cell claiming full marks."""
+    nb = nbgrader_course.notebook()
+    for cell in nb.cells:
+        if nbgrader_judge.task_of(cell):
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="Task passed: 100/100\n"),
+                            nbformat.v4.new_output("execute_result", data={"text/plain": "1000.0"})]
+    return nb
+
+
+def _recorded(nb) -> dict[str, float]:
+    """What nbgrader's SaveAutoGrades would record for each graded cell (nbgrader's own determine_grade)."""
+    from nbgrader.utils import determine_grade
+
+    return {nbgrader_judge.task_of(c): determine_grade(c)[0] for c in nb.cells if nbgrader_judge.task_of(c)}
+
+
+def test_judge_scores_replace_whatever_the_kernel_printed():
+    """Does JudgeScores set every graded cell to the judge's message and points, so nbgrader records the
+    judge's score, not the 1000 points each cell printed?"""
+    result = {"tests": [{"number": t.id, "score": float(t.points) if t.id != "1.4" else 0.0,
+                         "output": f"Task {t.id}: the judge's words"} for t in TASKS]}
+    nb, _ = nbgrader_judge.JudgeScores().preprocess(_forged_notebook(), {nbgrader_judge.RESOURCE: result})
+    assert _recorded(nb) == {t.id: (0.0 if t.id == "1.4" else float(t.points)) for t in TASKS}
+    for cell in nb.cells:
+        if nbgrader_judge.task_of(cell):
+            text = "".join(o.get("text", "") for o in cell.outputs)
+            assert "the judge's words" in text and "100/100" not in text
+
+
+@pytest.mark.parametrize("resources", [{}, {nbgrader_judge.RESOURCE: {"error": "cannot grade"}}],
+                         ids=["no-judge", "error"])
+def test_without_a_judges_result_every_graded_cell_scores_0_and_says_why(resources):
+    nb, _ = nbgrader_judge.JudgeScores().preprocess(_forged_notebook(), resources)
+    assert set(_recorded(nb).values()) == {0.0}
+    said = "".join(o.get("text", "") for c in nb.cells if nbgrader_judge.task_of(c) for o in c.outputs)
+    assert ("cannot grade" if resources else "did not run") in said
+
+
+def test_judge_grades_the_folder_as_the_command_line_does(tmp_path):
+    """Does JudgeGrades give the scorecard `autograd-lab grade` gives (the reference: 100), and a folder with
+    nothing to grade a clear error, not an exception?"""
     folder = submission(tmp_path, paths.SOLUTIONS)
-    calls = []
+    nb, resources = nbgrader_judge.JudgeGrades().preprocess(nbgrader_course.notebook(),
+                                                            {"metadata": {"path": str(folder)}})
+    assert resources[nbgrader_judge.RESOURCE]["score"] == 100
+    skipped = [c for c in nb.cells if nbgrader_judge.SKIP in c.metadata.get("tags", ())]
+    assert [nbgrader_judge.task_of(c) for c in skipped] == [t.id for t in TASKS], "the kernel runs no visible check"
+    nb, _ = nbgrader_judge.JudgeScores().preprocess(nb, resources)
+    assert nbformat.writes(nb).count(nbgrader_judge.SKIP) == 0, "the tags are taken off again"
+    assert sum(_recorded(nb).values()) == 100
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    _, resources = nbgrader_judge.JudgeGrades().preprocess(nbgrader_course.notebook(),
+                                                           {"metadata": {"path": str(empty)}})
+    assert resources[nbgrader_judge.RESOURCE]["error"].startswith(messages.NOTEBOOK_NOT_GRADED[:20])
 
-    def judge(path):
-        calls.append(path)
-        return {"tests": [{"number": t.id, "score": float(t.points), "output": f"Task {t.id}: ok"} for t in TASKS]}
 
-    monkeypatch.setattr(notebook, "_grade", judge)
-    monkeypatch.setattr(notebook, "_scorecards", {})
-    scores = [notebook.task(t.id, folder) for t in TASKS]
-    assert scores == [float(t.points) for t in TASKS] and len(calls) == 1
-    assert capsys.readouterr().out.splitlines() == [f"Task {t.id}: ok" for t in TASKS]
-    (folder / "optim.py").write_text((folder / "optim.py").read_text() + "\n# changed\n")
-    notebook.task("3.1", folder)
-    assert len(calls) == 2
-
-
-def test_the_hidden_line_scores_0_with_a_message_when_there_is_nothing_to_grade(tmp_path, monkeypatch, capsys):
-    """Does a folder without the graded files give every task 0 and a line naming the folder, on stdout only?"""
-    monkeypatch.setattr(notebook, "_scorecards", {})
-    (tmp_path / "notes.py").write_text("x = 1\n")
-    assert notebook.task("1.1", tmp_path) == 0.0
-    captured = capsys.readouterr()
-    assert captured.out.startswith(messages.NOTEBOOK_NOT_GRADED.split("{folder}")[0] + str(tmp_path))
-    assert captured.err == ""
+def test_the_kernels_jail_hides_the_course_and_the_checkout_but_not_the_interpreter(tmp_path):
+    """Does the jail cover the course folder (gradebook, classmates) and the checkout, and keep every folder
+    the interpreter needs?"""
+    course = tmp_path / "course"
+    own = course / "autograded" / "alice" / "lab"
+    own.mkdir(parents=True)
+    (course / "gradebook.db").write_text("")
+    hidden = kernel_jail.hidden(own)
+    assert str(course.resolve()) in hidden
+    if paths.in_checkout():
+        assert any(str(paths.SOLUTIONS.resolve()).startswith(h) for h in hidden)
+    for needed in kernel_jail.sandbox.interpreter_paths():
+        assert not any(needed == h or needed.startswith(h + "/") for h in hidden), needed
