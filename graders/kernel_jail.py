@@ -9,7 +9,8 @@ command of nbgrader's autograde (``nbgrader_judge.JailedKernelManager`` puts it 
   the judge's own code covered by empty folders; the notebook's own folder ``F`` a private tmpfs with
   copies of its files (what the kernel writes there is thrown away); where it runs as root, the kernel
   runs as the unprivileged ``nobody`` and no capability;
-- without bubblewrap, as root: the kernel runs as ``nobody``, who can write nothing of the course;
+- without bubblewrap, as root: the kernel runs as ``nobody``, who can write nothing of the course, in a
+  mount namespace where the course folder (but the notebook's own folder) and the checkout are covered;
 - otherwise the kernel runs as it is, as the instructor's user, and a line on stderr says so (``doctor``
   too).
 
@@ -129,6 +130,19 @@ def jailed_command(folder: Path, connection_file: str, command: list[str]) -> tu
     return [arg if arg != connection_file else f"/proc/self/fd/{fd}" for arg in command], uid
 
 
+def drop(folder: Path, uid: int) -> None:
+    """Without bubblewrap, as root: a mount namespace of the kernel's own in which the course folder and the
+    checkout are covered (the notebook's folder mounted back, the interpreter reachable), then ``uid``."""
+    isolation = sandbox.choose("limits")
+    course, own = os.path.realpath(course_root(folder)), os.path.realpath(folder)
+    hiding = sandbox.Hiding(tuple(f for f in hidden(folder) if f != course), course, own,
+                            sandbox.reach(sandbox.interpreter_paths()), network=True)
+    hiding = hiding if sandbox.namespaces_work() else sandbox.Hiding()
+    here = os.getcwd()
+    sandbox.drop_privileges(isolation, uid, hiding)()
+    os.chdir(here)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m graders.kernel_jail")
     parser.add_argument("--folder", required=True, type=Path)
@@ -137,9 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     command, uid = jailed_command(args.folder, os.path.realpath(args.connection_file), args.command)
     if uid is not None:
-        os.setgroups([])
-        os.setgid(uid)
-        os.setuid(uid)
+        drop(args.folder, uid)
     elif not sandbox.bubblewrap_works():
         print(msg.KERNEL_NOT_JAILED, file=sys.stderr)
     os.execvp(command[0], command)

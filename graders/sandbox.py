@@ -451,6 +451,18 @@ _CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWNET = 0x00020000, 0x08000000, 0x40000000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 2, 4, 4096, 16384, 1 << 18
 
 
+def reach(needed: list[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """For Hiding.reach: each topmost folder that keeps another user from ``needed`` (/root, 0700, above a
+    pyenv), with the paths under it to mount back into the searchable tmpfs that covers it."""
+    blocked: dict[str, list[str]] = {}
+    for path in needed:
+        closed = [str(f) for f in Path(path).parents if str(f) != "/" and f.is_dir()
+                  and not f.stat().st_mode & stat.S_IXOTH]
+        if closed:
+            blocked.setdefault(closed[-1], []).append(path)
+    return tuple((cover, tuple(kept)) for cover, kept in blocked.items())
+
+
 @dataclass(frozen=True)
 class Hiding:
     """What a worker started without bubblewrap must not see, covered by an empty read-only tmpfs in a mount
@@ -465,6 +477,7 @@ class Hiding:
     # Folders that keep the worker's uid from the interpreter (/root, 0700): covered by a searchable tmpfs into
     # which the interpreter's folders are mounted back, each by itself.
     reach: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    network: bool = False  # keep the network namespace (a notebook kernel talks to nbgrader over localhost)
 
     @classmethod
     def of(cls, layout: Layout, isolation: Isolation, beside: tuple[Path, ...] = ()) -> Hiding:
@@ -487,14 +500,7 @@ class Hiding:
         bases = [str(p) for p in Path(root).parents if p.name.startswith(SCRATCH_BASE)]
         parent = bases[-1] if bases else os.path.dirname(root)
         holds_interpreter = any(p == parent or p.startswith(parent + os.sep) for p in needed)
-        blocked: dict[str, list[str]] = {}
-        for path in needed:
-            closed = [str(f) for f in Path(path).parents if str(f) != "/" and f.is_dir()
-                      and not f.stat().st_mode & stat.S_IXOTH]
-            if closed:
-                blocked.setdefault(closed[-1], []).append(path)
-        reach = tuple((cover, tuple(kept)) for cover, kept in blocked.items())
-        return cls(tuple(folders), None if holds_interpreter or parent == "/" else parent, root, reach)
+        return cls(tuple(folders), None if holds_interpreter or parent == "/" else parent, root, reach(needed))
 
     def mounts(self):
         """The calls the child makes, prepared before the fork: (function, arguments, what) in order. The grade's
@@ -503,7 +509,8 @@ class Hiding:
         libc = ctypes.CDLL(None, use_errno=True)
         # Its own IPC and network namespaces too: no network, and no System V IPC or abstract unix socket that
         # another worker could reach.
-        calls = [(libc.unshare, (_CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWNET,), "unshare(NEWNS|NEWIPC|NEWNET)"),
+        spaces = _CLONE_NEWNS | _CLONE_NEWIPC | (0 if self.network else _CLONE_NEWNET)
+        calls = [(libc.unshare, (spaces,), "unshare(NEWNS|NEWIPC[|NEWNET])"),
                  (libc.mount, (b"none", b"/", None, _MS_REC | _MS_PRIVATE, None), "mount --make-rprivate /")]
         kept = [(self.root, self.parent)] if self.parent is not None else []
         kept += [(path, cover) for cover, paths_ in self.reach for path in paths_]

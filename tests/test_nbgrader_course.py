@@ -18,8 +18,10 @@ import html
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +29,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from graders import build, nbgrader_course, paths
+from graders import build, nbgrader_course, paths, sandbox
 from graders.tasks import TASKS
 
 # One xdist worker for the module, so that its course is built and graded once.
@@ -209,10 +211,22 @@ class Graded:
         return html.unescape(re.sub(r"<[^>]+>", "", page))
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory) -> Graded:
-    root = tmp_path_factory.mktemp("nbgrader")
+@pytest.fixture(scope="module", params=["bubblewrap", "no-bubblewrap"])
+def graded(tmp_path_factory, request) -> Graded:
+    """The course, graded where bubblewrap jails the kernel (and sandboxes the judge's workers), and again with
+    bubblewrap out of PATH: the kernel then runs as nobody in a mount namespace (as root), the workers under
+    process limits."""
+    if request.param == "bubblewrap" and not sandbox.bubblewrap_works():
+        pytest.skip("bubblewrap is missing or cannot make a sandbox here")
+    if request.param == "no-bubblewrap" and os.geteuid() != 0:
+        pytest.skip("without bubblewrap only root can jail the kernel")
+    # A folder every user can search, as a course folder is: the kernel's user (nobody) reaches its own folder
+    # (pytest's temporary folders are 0700).
+    root = Path(tempfile.mkdtemp(prefix="agl-nbgrader-"))
+    os.chmod(root, 0o755)
     env = jupyter_env(root)
+    if request.param == "no-bubblewrap":
+        env["PATH"] = str(Path(sys.executable).parent)
     result = Graded(root / "course")
     nbgrader_course.build_course(result.course, ASSIGNMENT)
     nbgrader(result.course, env, "generate_assignment", ASSIGNMENT)
@@ -235,7 +249,8 @@ def graded(tmp_path_factory) -> Graded:
         result.cli[student], result.cli_seconds[student] = cli_grade(result.submitted(student), root / student)
     nbgrader(result.course, env, "generate_feedback", ASSIGNMENT)
     nbgrader(result.course, env, "export", "--to", "grades.csv")
-    return result
+    yield result
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def gradebook_cells(course: Path, student: str) -> dict[str, tuple[float, float]]:
