@@ -7,7 +7,7 @@ import shutil
 import subprocess
 import sys
 
-from . import budget, sandbox
+from . import budget, kernel_jail, sandbox
 from .grade import versions
 
 
@@ -32,6 +32,7 @@ def report() -> str:
         + ("" if not bwrap or sandbox.bubblewrap_works() else " (installed, but cannot make a sandbox here)"),
         f"isolation:    {isolation.describe()}",
         f"budgets:      {budget.describe()}",
+        f"nbgrader:     the notebook's kernel runs in {kernel_jail.describe()}",
         f"CUDA:         {torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'none (task 6.2 is skipped)'}",
     ]
     lines.append(f"the worker:   {_worker_text(isolation)}")

@@ -130,6 +130,17 @@ def jailed_command(folder: Path, connection_file: str, command: list[str]) -> tu
     return [arg if arg != connection_file else f"/proc/self/fd/{fd}" for arg in command], uid
 
 
+def describe() -> str:
+    """One line for doctor: how nbgrader's kernel runs here (nbgrader_config.py's JailedKernelManager)."""
+    user = f"as {UNPRIVILEGED}" if os.geteuid() == 0 else "as your own user"
+    if sandbox.bubblewrap_works():
+        return (f"bubblewrap, {user}: read-only, the course folder and the graders hidden, its own folder a "
+                "private copy")
+    if os.geteuid() == 0:
+        return f"{user} in a mount namespace that hides the course folder and the graders (no bubblewrap)"
+    return "no jail: as your own user, it can write the gradebook (install bubblewrap, or autograde as root)"
+
+
 def drop(folder: Path, uid: int) -> None:
     """Without bubblewrap, as root: a mount namespace of the kernel's own in which the course folder and the
     checkout are covered (the notebook's folder mounted back, the interpreter reachable), then ``uid``."""
