@@ -101,11 +101,20 @@ print("Task 1.1 (unbroadcast) passed")
 '''
 
 
+# Markup in a message that reaches the feedback page: it must show as text, never run.
+SCRIPT = "<script>alert('mallory')</script>"
+SCRIPT_IN_A_MESSAGE = f'''
+
+def unbroadcast(grad, shape):
+    raise ValueError({SCRIPT!r})
+'''
+
+
 def submission_files(student: str) -> dict[str, str]:
     """The .py files each student submits."""
     if student == "mallory":
         files = build.expected_exercises(paths.SOLUTIONS)
-        files["tensor.py"] += "\n" + FORGERIES + "\n_forge()\n"
+        files["tensor.py"] += "\n" + FORGERIES + "\n_forge()\n" + SCRIPT_IN_A_MESSAGE
         return files
     files = {path.name: path.read_text() for path in sorted(paths.SOLUTIONS.glob("*.py"))}
     if student == "bob":
@@ -341,6 +350,9 @@ def test_mallorys_forgeries_change_nothing_but_her_own_outputs(graded):
             results = [o for o in cell.outputs if o.output_type == "execute_result"]
             assert [o.data["text/plain"] for o in results] == ["0.0"], (grade_id, cell.outputs)
     assert gradebook_cells(graded.course, "mallory")["task_1_1"] == (0.0, 4.0)
+    page = (graded.course / "feedback" / "mallory" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    assert SCRIPT not in page and html.escape(SCRIPT, quote=False) in page.replace("&#39;", "'"), \
+        "the message's markup is escaped in the feedback page"
 
 
 def test_autograde_starts_one_judge_per_student_not_one_per_cell(graded, capsys):
