@@ -46,17 +46,35 @@ def expected_exercises(solutions_dir: Path) -> dict[str, str]:
             for path in sorted(Path(solutions_dir).glob("*.py"))}
 
 
-def build_exercises(solutions_dir: Path, out_dir: Path) -> list[str]:
-    """Write the stubs into ``out_dir``; returns the names of the files that changed."""
+STUB_RAISE = re.compile(r'raise NotImplementedError\("Task \d\.\d[^"]*"\)')
+
+
+class WouldOverwriteWork(Exception):
+    """Files that hold work (a task's stub replaced): ``args[0]`` is their names."""
+
+
+def holds_work(current: str, stub: str) -> bool:
+    """Would writing ``stub`` over ``current`` lose work? Yes when a ``raise NotImplementedError("Task ...")``
+    of the stub is missing from the current text: a task was filled in there (or the stub has a task the file
+    never had, which --force settles)."""
+    return not set(STUB_RAISE.findall(stub)) <= set(STUB_RAISE.findall(current))
+
+
+def build_exercises(solutions_dir: Path, out_dir: Path, *, force: bool = False) -> list[str]:
+    """Write the stubs into ``out_dir``; returns the names of the files that changed. Raises WouldOverwriteWork,
+    writing nothing, where a file to replace holds a filled-in task, unless ``force``."""
     out_dir = Path(out_dir)
+    expected = expected_exercises(solutions_dir)
+    changed = {name: text for name, text in expected.items()
+               if not (out_dir / name).exists() or (out_dir / name).read_text() != text}
+    work = [name for name, text in changed.items()
+            if (out_dir / name).exists() and holds_work((out_dir / name).read_text(), text)]
+    if work and not force:
+        raise WouldOverwriteWork(work)
     out_dir.mkdir(parents=True, exist_ok=True)
-    changed = []
-    for name, text in expected_exercises(solutions_dir).items():
-        target = out_dir / name
-        if not target.exists() or target.read_text() != text:
-            target.write_text(text)
-            changed.append(name)
-    return changed
+    for name, text in changed.items():
+        (out_dir / name).write_text(text)
+    return list(changed)
 
 
 def out_of_sync(solutions_dir: Path, exercises_dir: Path) -> list[str]:

@@ -26,7 +26,11 @@ def _build_exercises(args) -> int:
             return 1
         print(f"{args.out}: in sync with solutions/")
         return 0
-    changed = build.build_exercises(paths.SOLUTIONS, args.out)
+    try:
+        changed = build.build_exercises(paths.SOLUTIONS, args.out, force=args.force)
+    except build.WouldOverwriteWork as work:
+        print(msg.BUILD_WOULD_OVERWRITE.format(out=args.out, files=", ".join(work.args[0])), file=sys.stderr)
+        return 1
     print(f"{args.out}: wrote {len(changed)} file(s){': ' + ', '.join(changed) if changed else ''}")
     return 0
 
@@ -72,15 +76,14 @@ def _nbgrader(args) -> int:
     return 0
 
 
+# The order of the commands in --help: the instructors' first, the maintainers' build-exercises last.
+ORDER = ("grade", "grade-all", "merge", "nbgrader", "release", "gradescope", "examples", "doctor", "build-exercises")
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="autograd-lab", description="Autograding for the autograd lesson.")
     p.add_argument("--version", action="version", version=f"autograd-lab {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    b = sub.add_parser("build-exercises", help="generate exercises/ from solutions/")
-    b.add_argument("--out", type=Path, default=paths.EXERCISES, help="where to write (default: %(default)s)")
-    b.add_argument("--check", action="store_true", help="only report whether the stubs are in sync")
-    b.set_defaults(run=_build_exercises)
 
     g = sub.add_parser("grade", help="grade one submission folder and print its scorecard",
                        description="Grade a folder laid out like exercises/. Exit status: 0 when grading "
@@ -104,6 +107,8 @@ def parser() -> argparse.ArgumentParser:
     d = sub.add_parser("doctor", help="report what isolation and devices this machine gives the graders")
     d.set_defaults(run=_doctor)
 
+    cli_class.add_commands(sub)  # grade-all, merge, examples, release, gradescope
+
     n = sub.add_parser("nbgrader", help="write an nbgrader course directory for this assignment",
                        description="Write COURSE_DIR/nbgrader_config.py and COURSE_DIR/source/ASSIGNMENT/ "
                                    "(the stubs and a notebook with one graded cell per task); "
@@ -114,7 +119,14 @@ def parser() -> argparse.ArgumentParser:
     n.add_argument("--force", action="store_true", help="replace an nbgrader_config.py edited by hand")
     n.set_defaults(run=_nbgrader)
 
-    cli_class.add_commands(sub)  # grade-all, merge, examples, release, gradescope
+    b = sub.add_parser("build-exercises", help="(maintainers) generate exercises/ from solutions/ in a checkout; never over filled-in work")
+    b.add_argument("--out", type=Path, default=paths.EXERCISES, help="where to write (default: %(default)s)")
+    b.add_argument("--check", action="store_true", help="only report whether the stubs are in sync")
+    b.add_argument("--force", action="store_true",
+                   help="write even over files whose tasks were filled in (their work is lost)")
+    b.set_defaults(run=_build_exercises)
+
+    sub._choices_actions.sort(key=lambda action: ORDER.index(action.dest))
     return p
 
 

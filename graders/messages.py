@@ -339,6 +339,10 @@ HINT_TORCH_GRAD = "keep torch.no_grad() around the validation loop only"
 HINT_TORCH_ZERO_GRAD = ("the run matches one that never clears gradients: call optimizer.zero_grad() before each "
                         "backward")
 
+BUILD_WOULD_OVERWRITE = ("{out}: not written: {files} hold filled-in tasks (a task's stub is gone), and "
+                         "regenerating would replace that work with stubs. Keep your work elsewhere (the student "
+                         "bundle of `autograd-lab release`), or pass --force to replace it.")
+
 # ----- nbgrader: the course builder and the notebook's cells -----
 COURSE_WRITTEN = ("{course}: wrote nbgrader_config.py and source/{assignment}/ ({assignment}.ipynb, {modules})\n"
                   "next: cd {course} && nbgrader generate_assignment {assignment}")

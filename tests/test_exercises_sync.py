@@ -46,3 +46,37 @@ def test_an_unpaired_or_unlabelled_marker_raises_marker_error(text, message):
     """Does a marker that does not pair up, or carries no task id, raise MarkerError naming the file and line?"""
     with pytest.raises(build.MarkerError, match="^" + re.escape(message)):
         build.stub_source(text, "broken.py")
+
+
+def test_build_exercises_never_writes_over_filled_in_work(tmp_path, capsys):
+    """A student filled in one task of tensor.py in exercises/, and an instructor edited a docstring in another
+    file: does build-exercises refuse (exit 1, writing nothing, naming tensor.py), update everything with
+    --force, and rewrite a stub that only differs in its text without asking?"""
+    from graders.cli import main
+
+    out = tmp_path / "exercises"
+    assert main(["build-exercises", "--out", str(out)]) == 0
+    stub = (out / "tensor.py").read_text()
+    filled = stub.replace('raise NotImplementedError("Task 1.1: unbroadcast")', "return grad", 1)
+    assert filled != stub
+    (out / "tensor.py").write_text(filled)
+    (out / "optim.py").write_text((out / "optim.py").read_text().replace('"""', '"""Edited. ', 1))
+    capsys.readouterr()
+    assert main(["build-exercises", "--out", str(out)]) == 1
+    said = capsys.readouterr().err
+    assert "tensor.py" in said and "optim.py" not in said and "--force" in said
+    assert (out / "tensor.py").read_text() == filled, "nothing written"
+    assert (out / "optim.py").read_text() != stub, "nothing written, not even the files that were safe"
+    assert main(["build-exercises", "--out", str(out), "--force"]) == 0
+    assert (out / "tensor.py").read_text() == stub
+    (out / "optim.py").write_text((out / "optim.py").read_text().replace('"""', '"""Edited. ', 1))
+    assert main(["build-exercises", "--out", str(out)]) == 0, "a stub with other text is rewritten"
+
+
+def test_help_lists_the_instructors_commands_first():
+    from graders.cli import ORDER, parser
+
+    text = parser().format_help()
+    positions = [text.index(f"    {name} ") if f"    {name} " in text else text.index(f"    {name}\n")
+                 for name in ORDER]
+    assert positions == sorted(positions) and ORDER[0] == "grade" and ORDER[-1] == "build-exercises"
