@@ -119,7 +119,8 @@ def parser() -> argparse.ArgumentParser:
     n.add_argument("--force", action="store_true", help="replace an nbgrader_config.py edited by hand")
     n.set_defaults(run=_nbgrader)
 
-    b = sub.add_parser("build-exercises", help="(maintainers) generate exercises/ from solutions/ in a checkout; never over filled-in work")
+    b = sub.add_parser("build-exercises", help="(maintainers) generate exercises/ from solutions/ in a checkout; "
+                                                       "never over filled-in work")
     b.add_argument("--out", type=Path, default=paths.EXERCISES, help="where to write (default: %(default)s)")
     b.add_argument("--check", action="store_true", help="only report whether the stubs are in sync")
     b.add_argument("--force", action="store_true",

@@ -182,7 +182,7 @@ LOADER_DOING_LEN = ", then calling len() on it"
 LOADER_SETUP = "DataLoader(X, Y, batch_size={batch_size}, shuffle={shuffle}, drop_last={drop_last})"
 LOADER_DATA = "  loader = {setup} with n = {n}; X[i, 0] = i, so each row shows its example number"
 LOADER_NOT_PAIR = "Task {task} ({title}): batch {batch} of epoch {epoch} is a {type}, expected a pair (xb, yb)."
-LOADER_TOO_MANY = "Task {task} ({title}): epoch {epoch} did not end after {limit} batches, expected {expected}."
+LOADER_TOO_MANY = "Task {task} ({title}): epoch {epoch} did not end after {limit}, expected {expected}."
 LOADER_COUNT = ("Task {task} ({title}): epoch {epoch} yielded {got} batch(es) of sizes {sizes}, expected "
                 "{expected} of sizes {expected_sizes}.")
 LOADER_SIZES = "Task {task} ({title}): the batch sizes of epoch {epoch} are {got}, expected {expected}."

@@ -40,12 +40,23 @@ def dumps(result: dict) -> str:
 
 
 def _reason(test: dict) -> str:
+    """The message's first line without its "Task X.Y (title): " head (a title may hold "): " itself, as
+    "backward(): ..." does)."""
     first = test["output"].splitlines()[0] if test["output"] else ""
-    prefix = f"Task {test['number']} "
-    if first.startswith(prefix):
-        first = first[len(prefix):]
-        first = first.split("): ", 1)[1] if first.startswith("(") and "): " in first else first
+    title = test["name"].split(" ", 1)[1] if " " in test["name"] else ""
+    for head in (f"Task {test['number']} ({title}): ", f"Task {test['number']}: ", f"Task {test['number']} "):
+        if first.startswith(head):
+            first = first[len(head):]
+            break
     return first.removeprefix("not attempted yet: ")
+
+
+def clip(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters, cut at a space (never inside a word), with "…" where cut."""
+    if len(text) <= width:
+        return text
+    cut = text[:width - 1]
+    return (cut.rsplit(" ", 1)[0] if " " in cut else cut).rstrip(" ,;:(") + "…"
 
 
 def _status(test: dict) -> str:
@@ -60,7 +71,7 @@ def table(result: dict, *, seconds: float | None = None) -> str:
         points = f"{test['score']:g}/{test['max_score']:g}"
         status = _status(test)
         reason = "" if status == PASSED else _reason(test)
-        rows.append(f"{test['number']:<5} {title[:50]:<50} {points:>7}  {status:<14} {reason[:70]}")
+        rows.append(f"{test['number']:<5} {clip(title, 50):<50} {points:>7}  {status:<14} {clip(reason, 70)}")
     extra = result.get("extra_data", {})
     timing = f", {seconds:.1f} s" if seconds is not None else ""
     rows.append(msg.TOTAL.format(score=result["score"], max_score=extra.get("max_score", 100),

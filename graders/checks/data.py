@@ -83,7 +83,8 @@ def read_epoch(ctx: Context, setup: Setup, epoch: dict, number: int, strict: boo
     """The example numbers the epoch visited, in order, after each batch's types, sizes, shapes,
     rows and pairing, and the epoch's coverage. ``strict`` checks requires_grad too (task 4.1's)."""
     if epoch["too_many"]:
-        fail(ctx, setup, msg.LOADER_TOO_MANY, msg.HINT_LOADER_TOO_MANY, epoch=number, limit=setup.n,
+        fail(ctx, setup, msg.LOADER_TOO_MANY, msg.HINT_LOADER_TOO_MANY, epoch=number,
+             limit=f"{setup.n} batch" if setup.n == 1 else f"{setup.n} batches",
              expected=len(setup.sizes))
     batches = epoch["batches"]
     for j, batch in enumerate(batches, 1):
