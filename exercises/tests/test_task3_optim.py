@@ -83,6 +83,20 @@ def test_sgd_weight_decay_adds_decay_times_p_to_the_gradient():
 
 
 @pytest.mark.task3_2
+def test_sgd_adds_weight_decay_before_the_momentum_buffer():
+    """With momentum 0.9 and weight decay 0.1, as torch.optim.SGD does it (d = g + decay * p, then
+    buf = momentum * buf + d): p = 1, grad 0.5 twice, lr 0.1 -> 0.94 -> 0.8266? (Decay added after the
+    buffer gives 0.8356.)"""
+    p = param([1.0], grad=[0.5])
+    opt = SGD([p], lr=0.1, momentum=0.9, weight_decay=0.1)
+    opt.step()
+    assert_close(p.data, [0.94], "p after one step")
+    p.grad = np.array([0.5])
+    opt.step()
+    assert_close(p.data, [0.8266], "p after two steps (weight decay goes into d before the momentum buffer)")
+
+
+@pytest.mark.task3_2
 def test_sgd_state_dict_lets_a_new_optimizer_continue():
     """Does a new SGD that loads the state dict (saved with np.savez) take the third momentum step?"""
     p = param([1.0], grad=[1.0])
@@ -116,6 +130,15 @@ def test_adam_second_step_follows_the_bias_corrected_averages():
     m_hat = (0.9 * 0.1 + 0.1 * 0.0) / (1 - 0.9**2)
     v_hat = (0.999 * 0.001 + 0.001 * 0.0) / (1 - 0.999**2)
     assert_close(p.data, [0.9 - 0.1 * m_hat / (np.sqrt(v_hat) + 1e-8)], "p after two Adam steps")
+
+
+@pytest.mark.task3_3
+def test_adam_adds_eps_after_the_square_root():
+    """With a tiny gradient (1e-9), sqrt(v_hat) is 1e-9 and eps (1e-8) is ten times larger: is the first step
+    lr * m_hat / (sqrt(v_hat) + eps) = 0.1 / 11? (eps inside the square root moves p by 1e-6 only.)"""
+    p = param([1.0], grad=[1e-9])
+    Adam([p], lr=0.1).step()
+    assert_close(p.data, [1.0 - 0.1 / 11], "p after one Adam step with grad 1e-9", rtol=1e-9)
 
 
 @pytest.mark.task3_3

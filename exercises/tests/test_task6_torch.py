@@ -51,6 +51,16 @@ def test_fit_torch_trains_in_train_mode_and_validates_in_eval_mode_without_grad(
     assert probe.seen == [(True, True)] * 4 + [(False, False)], f"(training, grad on) at each forward: {probe.seen}"
 
 
+@pytest.mark.task6_1
+def test_fit_torch_goes_back_to_train_mode_after_each_validation():
+    """Over 2 epochs, does each epoch's training run in train mode again after the last epoch's validation
+    (model.train() at the start of every epoch, not once before the loop)?"""
+    probe = Probe()
+    tiny_run(torch.device("cpu"), epochs=2, model=probe)
+    expected = ([(True, True)] * 4 + [(False, False)]) * 2
+    assert probe.seen == expected, f"(training, grad on) at each forward: {probe.seen}"
+
+
 @pytest.mark.task6_2
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="Task 6.2 runs where a CUDA GPU is present")
 def test_fit_torch_on_cuda_moves_the_model_and_the_batches():
