@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 NOT_ATTEMPTED = "Task {task} not attempted yet: {what} ({file} still raises NotImplementedError)."
+NOT_ATTEMPTED_IGNORED = ("Task {task} not attempted yet: {what} (your code in {file} runs, but ignores {ignored}: "
+                         "it moves exactly as plain SGD does).")
 NEEDS_OTHER_TASK = "Task {task} not attempted yet: it needs {what}, which still raises NotImplementedError."
 MISSING_FILE = "Task {task}: {file} is missing from the submission."
 NOT_REGULAR_FILE = ("Task {task}: {file} in the submission is {kind}, not a file, so it was not read; hand in the "

@@ -207,6 +207,22 @@ def test_the_stubs_are_not_attempted():
         assert result.message.startswith(f"Task {result.task.id} not attempted yet"), result.message
 
 
+def test_plain_sgd_without_momentum_or_decay_leaves_3_2_not_attempted(tmp_path):
+    """Task 3.1 done, 3.2 not begun (step ignores momentum and weight_decay): is 3.2 "not attempted", saying
+    what is ignored and no formula, while 3.1 passes? And with momentum written but weight decay not, "failed"?"""
+    no_decay = ("            d = p.grad + self.weight_decay * p.data if self.weight_decay else p.grad\n",
+                "            d = p.grad\n")
+    plain = submission(tmp_path, "plain", {"optim.py": [no_decay, ("            if self.momentum:\n",
+                                                                  "            if False:\n")]})
+    report = grade(plain, task_ids=("3.1", "3.2"))
+    assert statuses(report) == {"3.1": "passed", "3.2": "not attempted"}, "\n".join(r.message for r in report.results)
+    message = report.results[1].message
+    assert message.startswith("Task 3.2 not attempted yet") and "ignores momentum and weight_decay" in message
+    assert "buf =" not in message, "no formula in the message"
+    half = submission(tmp_path, "half", {"optim.py": [no_decay]})
+    assert statuses(grade(half, task_ids=("3.2",))) == {"3.2": "failed"}
+
+
 def test_correct_code_in_another_style_passes(tmp_path):
     """Textbook Adam, an in-place momentum buffer, rng.shuffle and batches as lists: do they all pass?"""
     folder = submission(tmp_path, "other_style", {

@@ -15,7 +15,7 @@ import torch
 from hypothesis import strategies as st
 
 from .. import messages as msg
-from .base import CheckFailed, Context, Tolerance, task
+from .base import CheckFailed, Context, NotAttempted, Tolerance, task
 
 TOL = Tolerance(rtol=1e-9, atol=1e-12)  # correct formulas differ only by rounding
 TORCH = {"SGD": torch.optim.SGD, "Adam": torch.optim.Adam}
@@ -235,8 +235,27 @@ def sgd_step(ctx: Context) -> None:
                examples=EXAMPLES)
 
 
+def ignores_momentum_and_decay(ctx: Context) -> bool:
+    """Does the student's SGD.step move exactly as plain SGD does when given momentum and weight decay (3.1 done,
+    3.2 not begun)? Then 3.2 is "not attempted", as an untouched stub is, not "failed"."""
+    hyper, grads = {"lr": 0.1, "momentum": 0.9, "weight_decay": 0.1}, gradients(2, seed=1)
+    run = Run("SGD", hyper, START, grads)
+    answer = ctx.ask("optimizer_run", run.doing(), package="sub_optim", kind="SGD", hyper=hyper, start=START,
+                     grads=grads, save_after=None, zero_grad=False)
+    plain = torch_steps(Run("SGD", {"lr": hyper["lr"]}, START, grads))
+    try:
+        yours = [[ctx.array(claim, x.shape, "") for claim, x in zip(claims, START)] for claims in answer["steps"]]
+    except (CheckFailed, KeyError, TypeError, ValueError):
+        return False  # the ladder below says what is wrong
+    return len(yours) == len(plain) and all(
+        not np.any(np.abs(y - e) > TOL.allowed(e)) for ys, es in zip(yours, plain) for y, e in zip(ys, es))
+
+
 @task("3.2")
 def sgd_momentum_decay_state(ctx: Context) -> None:
+    if ignores_momentum_and_decay(ctx):
+        raise NotAttempted(msg.NOT_ATTEMPTED_IGNORED.format(task=ctx.task.id, what="momentum and weight decay",
+                                                             ignored="momentum and weight_decay", file="optim.py"))
     for hyper, steps, none, save_after in (
             ({"lr": 0.1, "momentum": 0.9}, 3, (), None),
             ({"lr": 0.1, "weight_decay": 0.1}, 2, (), None),
