@@ -18,7 +18,7 @@ GIVEN = HERE / "given" if (HERE / "given").is_dir() else EXERCISES
 # The modules a submission holds, in the contract's order (lesson.py is given extra).
 STUDENT_MODULES = ("__init__", "tensor", "nn", "optim", "data", "train", "torch_loop")
 # The modules generated from solutions/ (stubs where graded, as they are where given).
-GIVEN_MODULES = (*STUDENT_MODULES, "lesson")
+GIVEN_MODULES = (*STUDENT_MODULES, "lesson", "gradcheck")
 
 
 def in_checkout() -> bool:

@@ -32,6 +32,8 @@ KNOWN = {
     ("buffer = io.BytesIO()", "np.savez(buffer, **state)"),
     ("np.savez(buffer, **state)", "buffer.seek(0)"),
     ("buffer.seek(0)", "with np.load(buffer, allow_pickle=False) as saved:"),
+    # Hypothesis's own import lines, which the public property tests share with the graders' strategies.
+    ("from hypothesis import strategies as st", "from hypothesis.extra import numpy as hnp"),
 }
 HIDDEN_CODE = [*sorted((REPO / "graders" / "checks").glob("*.py")), *sorted((REPO / "graders" / "worker").glob("*.py")),
                REPO / "graders" / "reference.py", REPO / "graders" / "strategies.py"]
