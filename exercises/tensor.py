@@ -36,14 +36,12 @@ def no_grad() -> Iterator[None]:
 
 
 def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """Sum a broadcast gradient back down to ``shape``.
+    """The gradient for an input of shape ``shape`` that numpy broadcast up to ``grad``'s shape.
 
-    numpy broadcasting adds leading axes and stretches size-1 axes. The
-    gradient of a broadcast input is the sum over every axis it was stretched
-    along: first sum away the extra leading axes, then sum (keepdims=True)
-    over each axis where ``shape`` has size 1 and ``grad`` does not.
-    Example: grad of shape (4, 2, 3) down to shape (2, 1) -> sum over axis 0,
-    then over axis 2 keeping it.
+    numpy broadcasting adds leading axes and stretches size-1 axes, so one entry
+    of the input is used in many places of the result. Return an array of shape
+    ``shape``. Example: grad of shape (4, 2, 3) for an input of shape (2, 1)
+    gives an array of shape (2, 1). HINTS.md has hints, if you want them.
     """
     raise NotImplementedError("Task 1.1: unbroadcast")
 
@@ -106,7 +104,7 @@ class Tensor:
         x, y = self.data, other.data
 
         def backward(g):
-            """out = x + y: dL/dx = g, dL/dy = g, each unbroadcast to its input's shape."""
+            """out = x + y (numpy broadcasting). Return (dL/dx, dL/dy), each unbroadcast to its input's shape."""
             raise NotImplementedError("Task 1.2: backward of +")
 
         return op(x + y, (self, other), backward)
@@ -116,7 +114,7 @@ class Tensor:
 
     def __neg__(self) -> Tensor:
         def backward(g):
-            """out = -x: dL/dx = -g."""
+            """out = -x. Return (dL/dx,)."""
             raise NotImplementedError("Task 1.2: backward of unary -")
 
         return op(-self.data, (self,), backward)
@@ -126,7 +124,7 @@ class Tensor:
         x, y = self.data, other.data
 
         def backward(g):
-            """out = x - y: dL/dx = g, dL/dy = -g, each unbroadcast to its input's shape."""
+            """out = x - y (numpy broadcasting). Return (dL/dx, dL/dy), each unbroadcast to its input's shape."""
             raise NotImplementedError("Task 1.2: backward of -")
 
         return op(x - y, (self, other), backward)
@@ -139,7 +137,7 @@ class Tensor:
         x, y = self.data, other.data
 
         def backward(g):
-            """out = x * y: dL/dx = g * y, dL/dy = g * x, each unbroadcast."""
+            """out = x * y (numpy broadcasting). Return (dL/dx, dL/dy), each unbroadcast to its input's shape."""
             raise NotImplementedError("Task 1.3: backward of *")
 
         return op(x * y, (self, other), backward)
@@ -152,7 +150,7 @@ class Tensor:
         x, y = self.data, other.data
 
         def backward(g):
-            """out = x / y: dL/dx = g / y, dL/dy = -g * x / y**2, each unbroadcast."""
+            """out = x / y (numpy broadcasting). Return (dL/dx, dL/dy), each unbroadcast to its input's shape."""
             raise NotImplementedError("Task 1.3: backward of /")
 
         return op(x / y, (self, other), backward)
@@ -164,7 +162,7 @@ class Tensor:
         x = self.data
 
         def backward(g):
-            """out = x ** p (p a number): dL/dx = g * p * x ** (p - 1)."""
+            """out = x ** p, p a Python number (a constant: it gets no gradient). Return (dL/dx,)."""
             raise NotImplementedError("Task 1.5: backward of **")
 
         return op(x**p, (self,), backward)
@@ -174,7 +172,7 @@ class Tensor:
         x, w = self.data, other.data
 
         def backward(g):
-            """out = x @ w (2-D): dL/dx = g @ w.T, dL/dw = x.T @ g."""
+            """out = x @ w, x of shape (n, k) and w of shape (k, m). Return (dL/dx, dL/dw), shaped as x and w."""
             raise NotImplementedError("Task 1.4: backward of @")
 
         return op(x @ w, (self, other), backward)
@@ -183,7 +181,7 @@ class Tensor:
         out = np.exp(self.data)
 
         def backward(g):
-            """out = exp(x): dL/dx = g * exp(x), which is g * out."""
+            """out = exp(x), elementwise. Return (dL/dx,); the forward's ``out`` is at hand."""
             raise NotImplementedError("Task 1.5: backward of exp")
 
         return op(out, (self,), backward)
@@ -192,7 +190,7 @@ class Tensor:
         x = self.data
 
         def backward(g):
-            """out = log(x): dL/dx = g / x."""
+            """out = log(x), elementwise (x > 0). Return (dL/dx,)."""
             raise NotImplementedError("Task 1.5: backward of log")
 
         return op(np.log(x), (self,), backward)
@@ -201,7 +199,8 @@ class Tensor:
         x = self.data
 
         def backward(g):
-            """out = max(x, 0): dL/dx = g where x > 0, else 0 (also at exactly 0, as PyTorch)."""
+            """out = max(x, 0), elementwise. Return (dL/dx,); at exactly x = 0 take the slope as 0, as
+            PyTorch does."""
             raise NotImplementedError("Task 1.6: backward of relu")
 
         return op(np.maximum(x, 0.0), (self,), backward)
@@ -210,7 +209,7 @@ class Tensor:
         out = np.tanh(self.data)
 
         def backward(g):
-            """out = tanh(x): dL/dx = g * (1 - out**2)."""
+            """out = tanh(x), elementwise. Return (dL/dx,); the forward's ``out`` is at hand."""
             raise NotImplementedError("Task 1.6: backward of tanh")
 
         return op(out, (self,), backward)
@@ -220,7 +219,7 @@ class Tensor:
         out = np.where(self.data >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
         def backward(g):
-            """out = 1 / (1 + exp(-x)): dL/dx = g * out * (1 - out)."""
+            """out = 1 / (1 + exp(-x)), elementwise. Return (dL/dx,); the forward's ``out`` is at hand."""
             raise NotImplementedError("Task 1.6: backward of sigmoid")
 
         return op(out, (self,), backward)
@@ -230,9 +229,8 @@ class Tensor:
         shape = self.shape
 
         def backward(g):
-            """out = x.sum(axis): every input element gets the g of the output it was
-            summed into. Put the summed axes back as size 1 with the given
-            _keep_reduced_axes(g, shape, axis, keepdims), then broadcast to x's shape."""
+            """out = x.sum(axis, keepdims). Return (dL/dx,), of x's shape. The given
+            _keep_reduced_axes(g, shape, axis, keepdims) puts the summed axes back as size 1."""
             raise NotImplementedError("Task 1.7: backward of sum")
 
         return op(self.data.sum(axis=axis, keepdims=keepdims), (self,), backward)
@@ -242,8 +240,8 @@ class Tensor:
         count = self.data.size // max(np.size(out), 1)
 
         def backward(g):
-            """out = x.mean(axis): like sum's rule, divided by the number of
-            elements averaged into each output (x.size // out.size)."""
+            """out = x.mean(axis, keepdims): each output averages ``count`` elements of x.
+            Return (dL/dx,), of x's shape."""
             raise NotImplementedError("Task 1.7: backward of mean")
 
         return op(out, (self,), backward)
@@ -252,7 +250,7 @@ class Tensor:
         x = self.data
 
         def backward(g):
-            """out = mean(x**2) over all n elements: dL/dx = g * 2 * x / n."""
+            """out = mean(x**2) over all of x's elements (a 0-d result). Return (dL/dx,)."""
             raise NotImplementedError("Task 1.7: backward of square_mean")
 
         return op(np.mean(x**2), (self,), backward)
@@ -261,7 +259,7 @@ class Tensor:
         old = self.shape
 
         def backward(g):
-            """out = x.reshape(shape): dL/dx = g reshaped back to x's shape."""
+            """out = x.reshape(shape). Return (dL/dx,), of x's shape."""
             raise NotImplementedError("Task 1.8: backward of reshape")
 
         return op(self.data.reshape(*shape), (self,), backward)
@@ -269,7 +267,7 @@ class Tensor:
     @property
     def T(self) -> Tensor:
         def backward(g):
-            """out = x.T (all axes reversed): dL/dx = g.T, reversing them back."""
+            """out = x.T (all axes reversed). Return (dL/dx,), of x's shape."""
             raise NotImplementedError("Task 1.8: backward of .T")
 
         return op(self.data.T, (self,), backward)

@@ -18,7 +18,7 @@ from .gradebook import atomic_write
 from .gradescope import TEMPLATES, fill, torch_version
 
 # exercises/'s files that are not generated from solutions/.
-PUBLIC_FILES = ("README.md", "conftest.py", "pytest.ini", "requirements.txt", "requirements-torch.txt")
+PUBLIC_FILES = ("README.md", "HINTS.md", "conftest.py", "pytest.ini", "requirements.txt", "requirements-torch.txt")
 PUBLIC_TESTS = "tests"
 WORKFLOW = Path(".github") / "workflows" / "autograde.yml"
 GITIGNORE = "__pycache__/\n.pytest_cache/\nresults.json\nsummary.md\njunit.xml\nclassroom.txt\nloss.png\n"

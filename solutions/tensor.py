@@ -43,14 +43,12 @@ def no_grad() -> Iterator[None]:
 
 
 def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """Sum a broadcast gradient back down to ``shape``.
+    """The gradient for an input of shape ``shape`` that numpy broadcast up to ``grad``'s shape.
 
-    numpy broadcasting adds leading axes and stretches size-1 axes. The
-    gradient of a broadcast input is the sum over every axis it was stretched
-    along: first sum away the extra leading axes, then sum (keepdims=True)
-    over each axis where ``shape`` has size 1 and ``grad`` does not.
-    Example: grad of shape (4, 2, 3) down to shape (2, 1) -> sum over axis 0,
-    then over axis 2 keeping it.
+    numpy broadcasting adds leading axes and stretches size-1 axes, so one entry
+    of the input is used in many places of the result. Return an array of shape
+    ``shape``. Example: grad of shape (4, 2, 3) for an input of shape (2, 1)
+    gives an array of shape (2, 1). HINTS.md has hints, if you want them.
     """
     ### BEGIN SOLUTION (Task 1.1: unbroadcast)
     grad = np.asarray(grad, dtype=np.float64)
@@ -121,7 +119,7 @@ class Tensor:
         x, y = self.data, other.data
 
         def backward(g):
-            """out = x + y: dL/dx = g, dL/dy = g, each unbroadcast to its input's shape."""
+            """out = x + y (numpy broadcasting). Return (dL/dx, dL/dy), each unbroadcast to its input's shape."""
             ### BEGIN SOLUTION (Task 1.2: backward of +)
             return unbroadcast(g, x.shape), unbroadcast(g, y.shape)
             ### END SOLUTION
@@ -133,7 +131,7 @@ class Tensor:
 
     def __neg__(self) -> Tensor:
         def backward(g):
-            """out = -x: dL/dx = -g."""
+            """out = -x. Return (dL/dx,)."""
             ### BEGIN SOLUTION (Task 1.2: backward of unary -)
             return (-g,)
             ### END SOLUTION
@@ -145,7 +143,7 @@ class Tensor:
         x, y = self.data, other.data
 
         def backward(g):
-            """out = x - y: dL/dx = g, dL/dy = -g, each unbroadcast to its input's shape."""
+            """out = x - y (numpy broadcasting). Return (dL/dx, dL/dy), each unbroadcast to its input's shape."""
             ### BEGIN SOLUTION (Task 1.2: backward of -)
             return unbroadcast(g, x.shape), unbroadcast(-g, y.shape)
             ### END SOLUTION
@@ -160,7 +158,7 @@ class Tensor:
         x, y = self.data, other.data
 
         def backward(g):
-            """out = x * y: dL/dx = g * y, dL/dy = g * x, each unbroadcast."""
+            """out = x * y (numpy broadcasting). Return (dL/dx, dL/dy), each unbroadcast to its input's shape."""
             ### BEGIN SOLUTION (Task 1.3: backward of *)
             return unbroadcast(g * y, x.shape), unbroadcast(g * x, y.shape)
             ### END SOLUTION
@@ -175,7 +173,7 @@ class Tensor:
         x, y = self.data, other.data
 
         def backward(g):
-            """out = x / y: dL/dx = g / y, dL/dy = -g * x / y**2, each unbroadcast."""
+            """out = x / y (numpy broadcasting). Return (dL/dx, dL/dy), each unbroadcast to its input's shape."""
             ### BEGIN SOLUTION (Task 1.3: backward of /)
             return unbroadcast(g / y, x.shape), unbroadcast(-g * x / y**2, y.shape)
             ### END SOLUTION
@@ -189,7 +187,7 @@ class Tensor:
         x = self.data
 
         def backward(g):
-            """out = x ** p (p a number): dL/dx = g * p * x ** (p - 1)."""
+            """out = x ** p, p a Python number (a constant: it gets no gradient). Return (dL/dx,)."""
             ### BEGIN SOLUTION (Task 1.5: backward of **)
             return (g * p * x ** (p - 1),)
             ### END SOLUTION
@@ -201,7 +199,7 @@ class Tensor:
         x, w = self.data, other.data
 
         def backward(g):
-            """out = x @ w (2-D): dL/dx = g @ w.T, dL/dw = x.T @ g."""
+            """out = x @ w, x of shape (n, k) and w of shape (k, m). Return (dL/dx, dL/dw), shaped as x and w."""
             ### BEGIN SOLUTION (Task 1.4: backward of @)
             return g @ w.T, x.T @ g
             ### END SOLUTION
@@ -212,7 +210,7 @@ class Tensor:
         out = np.exp(self.data)
 
         def backward(g):
-            """out = exp(x): dL/dx = g * exp(x), which is g * out."""
+            """out = exp(x), elementwise. Return (dL/dx,); the forward's ``out`` is at hand."""
             ### BEGIN SOLUTION (Task 1.5: backward of exp)
             return (g * out,)
             ### END SOLUTION
@@ -223,7 +221,7 @@ class Tensor:
         x = self.data
 
         def backward(g):
-            """out = log(x): dL/dx = g / x."""
+            """out = log(x), elementwise (x > 0). Return (dL/dx,)."""
             ### BEGIN SOLUTION (Task 1.5: backward of log)
             return (g / x,)
             ### END SOLUTION
@@ -234,7 +232,8 @@ class Tensor:
         x = self.data
 
         def backward(g):
-            """out = max(x, 0): dL/dx = g where x > 0, else 0 (also at exactly 0, as PyTorch)."""
+            """out = max(x, 0), elementwise. Return (dL/dx,); at exactly x = 0 take the slope as 0, as
+            PyTorch does."""
             ### BEGIN SOLUTION (Task 1.6: backward of relu)
             return (g * (x > 0),)
             ### END SOLUTION
@@ -245,7 +244,7 @@ class Tensor:
         out = np.tanh(self.data)
 
         def backward(g):
-            """out = tanh(x): dL/dx = g * (1 - out**2)."""
+            """out = tanh(x), elementwise. Return (dL/dx,); the forward's ``out`` is at hand."""
             ### BEGIN SOLUTION (Task 1.6: backward of tanh)
             return (g * (1.0 - out**2),)
             ### END SOLUTION
@@ -257,7 +256,7 @@ class Tensor:
         out = np.where(self.data >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
         def backward(g):
-            """out = 1 / (1 + exp(-x)): dL/dx = g * out * (1 - out)."""
+            """out = 1 / (1 + exp(-x)), elementwise. Return (dL/dx,); the forward's ``out`` is at hand."""
             ### BEGIN SOLUTION (Task 1.6: backward of sigmoid)
             return (g * out * (1.0 - out),)
             ### END SOLUTION
@@ -269,9 +268,8 @@ class Tensor:
         shape = self.shape
 
         def backward(g):
-            """out = x.sum(axis): every input element gets the g of the output it was
-            summed into. Put the summed axes back as size 1 with the given
-            _keep_reduced_axes(g, shape, axis, keepdims), then broadcast to x's shape."""
+            """out = x.sum(axis, keepdims). Return (dL/dx,), of x's shape. The given
+            _keep_reduced_axes(g, shape, axis, keepdims) puts the summed axes back as size 1."""
             ### BEGIN SOLUTION (Task 1.7: backward of sum)
             return (np.broadcast_to(_keep_reduced_axes(g, shape, axis, keepdims), shape).copy(),)
             ### END SOLUTION
@@ -283,8 +281,8 @@ class Tensor:
         count = self.data.size // max(np.size(out), 1)
 
         def backward(g):
-            """out = x.mean(axis): like sum's rule, divided by the number of
-            elements averaged into each output (x.size // out.size)."""
+            """out = x.mean(axis, keepdims): each output averages ``count`` elements of x.
+            Return (dL/dx,), of x's shape."""
             ### BEGIN SOLUTION (Task 1.7: backward of mean)
             return (np.broadcast_to(_keep_reduced_axes(g, shape, axis, keepdims), shape) / count,)
             ### END SOLUTION
@@ -295,7 +293,7 @@ class Tensor:
         x = self.data
 
         def backward(g):
-            """out = mean(x**2) over all n elements: dL/dx = g * 2 * x / n."""
+            """out = mean(x**2) over all of x's elements (a 0-d result). Return (dL/dx,)."""
             ### BEGIN SOLUTION (Task 1.7: backward of square_mean)
             return (g * 2.0 * x / x.size,)
             ### END SOLUTION
@@ -306,7 +304,7 @@ class Tensor:
         old = self.shape
 
         def backward(g):
-            """out = x.reshape(shape): dL/dx = g reshaped back to x's shape."""
+            """out = x.reshape(shape). Return (dL/dx,), of x's shape."""
             ### BEGIN SOLUTION (Task 1.8: backward of reshape)
             return (g.reshape(old),)
             ### END SOLUTION
@@ -316,7 +314,7 @@ class Tensor:
     @property
     def T(self) -> Tensor:
         def backward(g):
-            """out = x.T (all axes reversed): dL/dx = g.T, reversing them back."""
+            """out = x.T (all axes reversed). Return (dL/dx,), of x's shape."""
             ### BEGIN SOLUTION (Task 1.8: backward of .T)
             return (g.T,)
             ### END SOLUTION
