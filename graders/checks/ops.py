@@ -18,7 +18,7 @@ from .. import messages as msg
 from .. import reference
 from .. import strategies as s
 from ..worker_process import WorkerDied, WorkerTimedOut
-from .base import CheckFailed, Context, task
+from .base import TIGHT, CheckFailed, Context, task
 
 EXAMPLES_PER_OP = 40
 NAMES = "ab"
@@ -90,34 +90,100 @@ POSITIVE = np.array([[0.5, 1.0, 2.0], [1.5, 0.25, 3.0]])
 
 # The op table, written out: task, op, how it reads, torch's version, inputs, a friendly point, the math.
 CASES = (
-    OpCase("1.2", "add", "a + b", lambda a, b: a + b, _pair(), ([A, B], {}), "out = a + b: dL/da = g, dL/db = g, each summed back to its input's shape"),
-    OpCase("1.2", "add", "a + 2.5", lambda a, b: a + b, _with_constant(left=False), ([A, 2.5], {}), "a constant gets no gradient; dL/da = g"),
-    OpCase("1.2", "add", "2.5 + b", lambda a, b: a + b, _with_constant(left=True), ([2.5, A], {}), "a constant gets no gradient; dL/db = g"),
-    OpCase("1.2", "sub", "a - b", lambda a, b: a - b, _pair(), ([A, B], {}), "out = a - b: dL/da = g, dL/db = -g, each summed back to its input's shape"),
-    OpCase("1.2", "sub", "2.5 - b", lambda a, b: a - b, _with_constant(left=True), ([2.5, A], {}), "out = c - b: dL/db = -g"),
-    OpCase("1.2", "neg", "-a", lambda a: -a, _unary(), ([A], {}), "out = -a: dL/da = -g"),
-    OpCase("1.3", "mul", "a * b", lambda a, b: a * b, _pair(), ([A, B], {}), "out = a * b: dL/da = g * b, dL/db = g * a, each summed back to its input's shape"),
-    OpCase("1.3", "mul", "a * 2.5", lambda a, b: a * b, _with_constant(left=False), ([A, 2.5], {}), "out = a * c: dL/da = g * c"),
-    OpCase("1.3", "div", "a / b", lambda a, b: a / b, _pair(divisor=True), ([A, B], {}), "out = a / b: dL/da = g / b, dL/db = -g * a / b**2"),
-    OpCase("1.3", "div", "2.5 / b", lambda a, b: a / b, _with_constant(left=True, divisor=True), ([2.5, POSITIVE], {}), "out = c / b: dL/db = -g * c / b**2"),
-    OpCase("1.4", "matmul", "a @ b", lambda a, b: a @ b, _matmul(), ([A, W], {}), "out = a @ b: dL/da = g @ b.T, dL/db = a.T @ g"),
-    OpCase("1.5", "pow", "a ** p", lambda a, p: a**p, _power(), ([POSITIVE], {"p": 3.0}), "out = a ** p: dL/da = g * p * a ** (p - 1)"),
-    OpCase("1.5", "exp", "a.exp()", torch.exp, _unary(), ([A], {}), "out = exp(a): dL/da = g * exp(a)"),
-    OpCase("1.5", "log", "a.log()", torch.log, _unary(low=0.2, high=5.0), ([POSITIVE], {}), "out = log(a): dL/da = g / a"),
-    OpCase("1.6", "relu", "a.relu()", torch.relu, _unary(away_from_zero=0.01), ([A], {}), "out = max(a, 0): dL/da = g where a > 0, else 0"),
-    OpCase("1.6", "tanh", "a.tanh()", torch.tanh, _unary(), ([A], {}), "out = tanh(a): dL/da = g * (1 - out**2)"),
-    OpCase("1.6", "sigmoid", "a.sigmoid()", torch.sigmoid, _unary(), ([A], {}), "out = sigmoid(a): dL/da = g * out * (1 - out)"),
+    OpCase("1.2", "add", "a + b", lambda a, b: a + b, _pair(), ([A, B], {}), "how much out moves when a (or b) moves, times g; each summed back to its input's shape (unbroadcast)"),
+    OpCase("1.2", "add", "a + 2.5", lambda a, b: a + b, _with_constant(left=False), ([A, 2.5], {}), "a constant gets no gradient: one gradient, for the Tensor"),
+    OpCase("1.2", "add", "2.5 + b", lambda a, b: a + b, _with_constant(left=True), ([2.5, A], {}), "a constant gets no gradient: one gradient, for the Tensor"),
+    OpCase("1.2", "sub", "a - b", lambda a, b: a - b, _pair(), ([A, B], {}), "how much out moves when a (or b) moves, times g; each summed back to its input's shape (unbroadcast)"),
+    OpCase("1.2", "sub", "2.5 - b", lambda a, b: a - b, _with_constant(left=True), ([2.5, A], {}), "a constant gets no gradient; mind the sign b enters out with"),
+    OpCase("1.2", "neg", "-a", lambda a: -a, _unary(), ([A], {}), "mind the sign a enters out with"),
+    OpCase("1.3", "mul", "a * b", lambda a, b: a * b, _pair(), ([A, B], {}), "the derivative of a product by one factor involves the other factor; each summed back to its input's shape"),
+    OpCase("1.3", "mul", "a * 2.5", lambda a, b: a * b, _with_constant(left=False), ([A, 2.5], {}), "the derivative of a * c by a, for a constant c, times g"),
+    OpCase("1.3", "div", "a / b", lambda a, b: a / b, _pair(divisor=True), ([A, B], {}), "differentiate a * (1 / b) by each of a and b; each summed back to its input's shape"),
+    OpCase("1.3", "div", "2.5 / b", lambda a, b: a / b, _with_constant(left=True, divisor=True), ([2.5, POSITIVE], {}), "differentiate c * (1 / b) by b, for a constant c"),
+    OpCase("1.4", "matmul", "a @ b", lambda a, b: a @ b, _matmul(), ([A, W], {}), "write one entry of out as a sum over the shared axis and differentiate; the gradients' shapes leave one way to combine g with the other matrix"),
+    OpCase("1.5", "pow", "a ** p", lambda a, p: a**p, _power(), ([POSITIVE], {"p": 3.0}), "the power rule of calculus, times g"),
+    OpCase("1.5", "exp", "a.exp()", torch.exp, _unary(), ([A], {}), "exp is its own derivative, and the forward's out is at hand"),
+    OpCase("1.5", "log", "a.log()", torch.log, _unary(low=0.2, high=5.0), ([POSITIVE], {}), "the derivative of log, times g"),
+    OpCase("1.6", "relu", "a.relu()", torch.relu, _unary(away_from_zero=0.01), ([A], {}), "relu's slope is 1 where a > 0 and 0 elsewhere"),
+    OpCase("1.6", "tanh", "a.tanh()", torch.tanh, _unary(), ([A], {}), "tanh's derivative is simplest written with its output out"),
+    OpCase("1.6", "sigmoid", "a.sigmoid()", torch.sigmoid, _unary(), ([A], {}), "sigmoid's derivative is simplest written with its output out"),
     OpCase("1.7", "sum", "a.sum(axis, keepdims)", _torch_reduce("sum"), _reduction(), ([A], {"axis": 0, "keepdims": False}), "every element gets the g of the sum it went into: put the summed axes back, then broadcast"),
     OpCase("1.7", "mean", "a.mean(axis, keepdims)", _torch_reduce("mean"), _reduction(), ([A], {"axis": 1, "keepdims": True}), "like sum's rule, divided by the number of elements averaged together"),
-    OpCase("1.7", "square_mean", "a.square_mean()", lambda a: (a**2).mean(), _unary(min_dims=1), ([A], {}), "out = mean(a**2) over n elements: dL/da = g * 2 * a / n"),
-    OpCase("1.8", "reshape", "a.reshape(*shape)", lambda a, shape: a.reshape(shape), _reshape(), ([A], {"shape": (3, 2)}), "dL/da = g reshaped back to a's shape"),
-    OpCase("1.8", "T", "a.T", lambda a: a.permute(tuple(reversed(range(a.ndim)))), _unary(), ([A], {}), "a.T reverses the axes: dL/da = g.T"),
+    OpCase("1.7", "square_mean", "a.square_mean()", lambda a: (a**2).mean(), _unary(min_dims=1), ([A], {}), "a mean of squares: the square's derivative, and the mean's division by the number of elements"),
+    OpCase("1.8", "reshape", "a.reshape(*shape)", lambda a, shape: a.reshape(shape), _reshape(), ([A], {"shape": (3, 2)}), "reshape only moves entries: nothing is scaled, only the shape goes back"),
+    OpCase("1.8", "T", "a.T", lambda a: a.permute(tuple(reversed(range(a.ndim)))), _unary(), ([A], {}), "a transpose only moves entries: reverse the axes back"),
 )
 
 CASES_BY_OP = {case.op: case for case in CASES}
 
 RELU_AT_ZERO = OpCase("1.6", "relu", "a.relu() at a = 0", torch.relu, _unary(), ([np.array([[-1.0, 0.0, 2.0]])], {}),
-                      "PyTorch's rule: relu's gradient at exactly 0 is 0")
+                      "PyTorch takes relu's slope at exactly 0 as 0")
+
+
+def _sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
+    """A broadcast gradient summed back to ``shape`` (the judge's own, for the mistake models below)."""
+    grad = np.asarray(grad, dtype=np.float64)
+    while grad.ndim > len(shape):
+        grad = grad.sum(axis=0)
+    return grad.sum(axis=tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1), keepdims=True) \
+        if grad.ndim else grad
+
+
+# Mistakes that can be recognised from their numbers: (op, the input's index) -> [(the gradient that mistake gives,
+# from the operands, g and out; what the hint then says)]. A hint names the mistake, never the formula.
+MISTAKES = {
+    ("mul", 0): [(lambda x, g, out: g * x[0], "the gradient for a was multiplied by a itself; a product's "
+                  "derivative by one factor involves the other factor")],
+    ("mul", 1): [(lambda x, g, out: g * x[1], "the gradient for b was multiplied by b itself; a product's "
+                  "derivative by one factor involves the other factor")],
+    ("div", 1): [(lambda x, g, out: -g / x[1] ** 2, "that is the derivative of 1 / b alone: the numerator a is "
+                  "missing")],
+    ("exp", 0): [(lambda x, g, out: g, "g passed on unchanged: exp's own derivative is never multiplied in")],
+    ("log", 0): [(lambda x, g, out: g * x[0], "multiplied by a, where log's derivative divides by it")],
+    ("relu", 0): [(lambda x, g, out: g * (x[0] >= 0), "the gradient passes at exactly a = 0, where PyTorch's "
+                   "slope is 0")],
+    ("tanh", 0): [(lambda x, g, out: g * (1.0 - x[0] ** 2), "the input a was used where the rule needs tanh's "
+                   "output out"),
+                  (lambda x, g, out: g * (1.0 - out), "the output appears, but not squared")],
+    ("sigmoid", 0): [(lambda x, g, out: g * x[0] * (1.0 - x[0]), "the input a was used where the rule needs "
+                      "sigmoid's output out"),
+                     (lambda x, g, out: g * out, "half the derivative: a factor with (1 - out) is missing")],
+    ("square_mean", 0): [(lambda x, g, out: g * 2.0 * x[0], "not divided by the number of elements averaged"),
+                         (lambda x, g, out: g * x[0] / x[0].size, "the square's factor 2 is missing")],
+}
+
+
+def _mistake_models(case: OpCase, operands, kwargs, upstream, index: int):
+    """The (gradient, hint) of each known mistake for input ``index`` of ``case`` at these inputs."""
+    arrays = [np.asarray(v, dtype=np.float64) for v in operands]
+    out = np.asarray(reference.vjp(case.torch, list(operands), kwargs)[0], dtype=np.float64)
+    g = np.asarray(upstream, dtype=np.float64)
+    if case.op == "pow":
+        p = kwargs["p"]
+        return [(g * p * arrays[0] ** p, "the power was not lowered by one")]
+    models = []
+    for model, hint in MISTAKES.get((case.op, index), ()):
+        with np.errstate(all="ignore"):
+            models.append((_sum_to(model(arrays, g, out), np.shape(operands[index])), hint))
+    return models
+
+
+FORGETS_G = ("the local derivative alone: the chain rule multiplies it by g, the gradient arriving from the "
+             "output")
+
+
+def mistake_hint(case: OpCase, operands, kwargs, upstream, index: int, yours: np.ndarray,
+                 expected: np.ndarray) -> str | None:
+    """The hint of the known mistake whose gradient is exactly ``yours``, if one is."""
+    g = np.asarray(upstream, dtype=np.float64)
+    if yours.shape == expected.shape == g.shape and np.any(yours) \
+            and np.allclose(yours * g, expected, rtol=1e-9, atol=1e-12):
+        return FORGETS_G
+    for wrong, hint in _mistake_models(case, operands, kwargs, upstream, index):
+        if wrong.shape == yours.shape and np.all(np.isfinite(wrong)) \
+                and np.allclose(yours, wrong, rtol=1e-9, atol=1e-12):
+            return hint
+    return None
 
 
 def _kwargs_text(kwargs) -> str:
@@ -169,7 +235,12 @@ def check_answer(ctx: Context, case: OpCase, operands, kwargs, upstream, answer:
             ctx.fail(f"out._parents of {case.text}", f"missing input {NAMES[index]}", "each input Tensor")
         what = f"gradient for {NAMES[index]} in {case.text}"
         yours = ctx.array(grads[slots.index(index)], value.shape, f"the {what}")
-        ctx.compare(yours, want, what, inputs=lambda: _input_lines(operands, kwargs, upstream), source=reference.source_text(witness), hint=case.hint)
+        if yours.shape != np.shape(want) or np.any(np.abs(yours - want) > TIGHT.allowed(want)):
+            hint = mistake_hint(case, operands, kwargs, upstream, index, yours, want) or case.hint
+        else:
+            hint = case.hint
+        ctx.compare(yours, want, what, inputs=lambda: _input_lines(operands, kwargs, upstream),
+                    source=reference.source_text(witness), hint=hint)
 
 
 def _upstream(shape, rng_seed: int) -> np.ndarray:
