@@ -76,24 +76,14 @@ def own_files(folder: Path) -> list[tuple[str, int]]:
     return found
 
 
-def closed_above(needed: list[str]) -> list[str]:
-    """The topmost folder above each of ``needed`` that other users cannot search (such as /root)."""
-    closed = []
-    for path in needed:
-        shut = [str(f) for f in Path(path).parents if str(f) != "/" and f.is_dir() and not f.stat().st_mode & 0o001]
-        if shut:
-            closed.append(shut[-1])
-    return list(dict.fromkeys(closed))
-
-
 def bubblewrap_command(folder: Path, connection_fd: int, command: list[str], uid: int | None) -> list[str]:
     """bubblewrap's command line; the connection file is copied from ``connection_fd`` to /tmp/kernel.json."""
     argv = [sandbox.BWRAP, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp"]
     for path in hidden(folder):
         argv += ["--perms", "0755", "--tmpfs", path]
-    for path in closed_above(sandbox.interpreter_paths()):  # /root (0700) above a pyenv: a searchable cover
-        argv += ["--perms", "0755", "--tmpfs", path]
+    for cover, _ in sandbox.reach(sandbox.interpreter_paths()):  # /root (0700) above a pyenv: a searchable cover
+        argv += ["--perms", "0755", "--tmpfs", cover]
     for path in sandbox.interpreter_paths():  # then the interpreter mounted back (a virtual environment in /tmp)
         for above in reversed(Path(path).parents[:-1]):  # each folder above it searchable
             argv += ["--perms", "0755", "--dir", str(above)]
@@ -110,10 +100,7 @@ def bubblewrap_command(folder: Path, connection_fd: int, command: list[str], uid
              "--unsetenv", "JPY_PARENT_PID", "--chdir", own, "--setenv", "HOME", "/tmp",
              "--setenv", "IPYTHONDIR", "/tmp/ipython", "--setenv", "JUPYTER_RUNTIME_DIR", "/tmp/jupyter",
              "--setenv", "MPLCONFIGDIR", "/tmp/mpl"]
-    if uid is None:
-        return [*argv, "--", *command]
-    drop = f"import os; os.setgroups([]); os.setgid({uid}); os.setuid({uid}); os.execv({command[0]!r}, {command!r})"
-    return [*argv, "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", sys.executable, "-I", "-S", "-c", drop]
+    return [*argv, "--", *command] if uid is None else [*argv, *sandbox.as_uid_inside(command, uid)]
 
 
 def jailed_command(folder: Path, connection_file: str, command: list[str]) -> tuple[list[str], int | None]:

@@ -98,11 +98,11 @@ class JudgeScores(NbGraderPreprocessor):
             task_id = task_of(cell)
             if cell.get("cell_type") != "code" or task_id is None:
                 continue
-            if cell.metadata.get("autograd_lab", {}).pop("skipped", False):
-                cell.metadata["tags"].remove(SKIP)
-                del cell.metadata["autograd_lab"]
-                if not cell.metadata["tags"]:
-                    del cell.metadata["tags"]
+            if cell.metadata.pop("autograd_lab", {}).get("skipped") is True:  # the tag JudgeGrades put on
+                tags = [tag for tag in cell.metadata.get("tags", ()) if tag != SKIP]
+                cell.metadata.pop("tags", None)
+                if tags:
+                    cell.metadata["tags"] = tags
             test = tests.get(task_id)
             if "error" in result:
                 text, points = result["error"], 0.0

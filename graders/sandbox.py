@@ -425,9 +425,15 @@ def wrap(argv: list[str], layout: Layout, isolation: Isolation, packages: tuple[
     if uid is None:
         return [*prefix, "--", *argv]
     # bubblewrap runs as root; inside, drop to the worker's uid before any student code exists.
+    return [*prefix, *as_uid_inside(argv, uid)]
+
+
+def as_uid_inside(argv: list[str], uid: int) -> list[str]:
+    """The end of a bubblewrap command (run as root) that runs ``argv`` as ``uid``: the two capabilities it takes
+    to switch, then a Python that switches and execs."""
     drop = (f"import os; os.setgroups([]); os.setgid({uid}); os.setuid({uid}); "
             f"os.execv({argv[0]!r}, {argv!r})")
-    return [*prefix, "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", sys.executable, "-I", "-S", "-c", drop]
+    return ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", sys.executable, "-I", "-S", "-c", drop]
 
 
 # ----- dropping privileges without bubblewrap -----
