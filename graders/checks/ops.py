@@ -121,12 +121,9 @@ RELU_AT_ZERO = OpCase("1.6", "relu", "a.relu() at a = 0", torch.relu, _unary(), 
 
 
 def _sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
-    """A broadcast gradient summed back to ``shape`` (the judge's own, for the mistake models below)."""
-    grad = np.asarray(grad, dtype=np.float64)
-    while grad.ndim > len(shape):
-        grad = grad.sum(axis=0)
-    return grad.sum(axis=tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1), keepdims=True) \
-        if grad.ndim else grad
+    """A broadcast gradient summed back to ``shape``, by torch (for the mistake models below)."""
+    summed = torch.from_numpy(np.ascontiguousarray(grad, dtype=np.float64))
+    return (summed.sum() if shape == () else summed.sum_to_size(shape)).numpy()
 
 
 # Mistakes that can be recognised from their numbers: (op, the input's index) -> [(the gradient that mistake gives,
