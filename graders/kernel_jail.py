@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 
 from . import messages as msg
-from . import paths, sandbox
+from . import sandbox
 
 UNPRIVILEGED = "nobody"
 
@@ -50,15 +50,8 @@ def course_root(folder: Path) -> Path:
 
 def hidden(folder: Path) -> list[str]:
     """The folders the kernel must not see: the course, the checkout's folders and the judge's code, but none
-    that holds the interpreter or the notebook's own folder (mounted back where covered)."""
-    needed = sandbox.interpreter_paths()
-    checkout = [p for p in paths.REPO.iterdir() if p.is_dir()] if paths.in_checkout() else []
-    found = []
-    for candidate in (course_root(folder), *checkout, paths.HERE):
-        path = os.path.realpath(candidate)
-        if path != "/" and not any(p == path or p.startswith(path + os.sep) for p in needed):
-            found.append(path)
-    return [f for f in dict.fromkeys(found) if not any(f.startswith(o + os.sep) for o in found)]
+    that holds the interpreter (the notebook's own folder is mounted back where covered)."""
+    return sandbox.folders_to_cover((course_root(folder),), keep=sandbox.interpreter_paths())
 
 
 MAX_FILE_BYTES = 16 * 2**20

@@ -457,6 +457,16 @@ _CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWNET = 0x00020000, 0x08000000, 0x40000000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 2, 4, 4096, 16384, 1 << 18
 
 
+def folders_to_cover(extra, keep: list[str]) -> list[str]:
+    """The folders that untrusted code must not see: in a checkout every folder of it (solutions/, and the tests'
+    corpus and .git hold solutions too), the judge's code and ``extra``; but none that holds a path of ``keep``
+    (the interpreter, a .venv in the clone, the grade's own folder), and none inside another one of them."""
+    checkout = sorted(p for p in paths.REPO.iterdir() if p.is_dir()) if paths.in_checkout() else []
+    folders = [f for f in dict.fromkeys(os.path.realpath(f) for f in (*checkout, paths.HERE, *extra))
+               if f != "/" and os.path.isdir(f) and not any(p == f or p.startswith(f + os.sep) for p in keep)]
+    return [f for f in folders if not any(f.startswith(other + os.sep) for other in folders)]
+
+
 def reach(needed: list[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """For Hiding.reach: each topmost folder that keeps another user from ``needed`` (/root, 0700, above a
     pyenv), with the paths under it to mount back into the searchable tmpfs that covers it."""
@@ -491,18 +501,7 @@ class Hiding:
             return cls()
         needed = interpreter_paths()
         root = os.path.realpath(layout.root)
-
-        def coverable(folder: str) -> bool:  # holds nothing a worker needs: no interpreter, not this grade
-            inside = [*needed, root]
-            return folder != "/" and os.path.isdir(folder) and not any(
-                p == folder or p.startswith(folder + os.sep) for p in inside)
-
-        # In a checkout every folder of it goes (solutions/, and the tests' corpus and .git hold solutions too),
-        # but one that holds the interpreter (a .venv in the clone).
-        checkout = sorted(p for p in paths.REPO.iterdir() if p.is_dir()) if paths.in_checkout() else []
-        folders = [f for f in dict.fromkeys(os.path.realpath(f) for f in (*checkout, paths.HERE, *beside))
-                   if coverable(f)]
-        folders = [f for f in folders if not any(f.startswith(other + os.sep) for other in folders)]
+        folders = folders_to_cover(beside, keep=[*needed, root])
         bases = [str(p) for p in Path(root).parents if p.name.startswith(SCRATCH_BASE)]
         parent = bases[-1] if bases else os.path.dirname(root)
         holds_interpreter = any(p == parent or p.startswith(parent + os.sep) for p in needed)
