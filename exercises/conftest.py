@@ -38,6 +38,12 @@ def not_attempted(task: str | None, excinfo) -> str:
     return f"Task {task} needs Task {other} ({title}), not attempted yet {where}"
 
 
+def pytest_collection_modifyitems(items):
+    """The worked examples run before the property tests, so a task not started is reported at its first
+    worked example."""
+    items.sort(key=lambda item: item.path.name == "test_properties.py")  # a stable sort keeps the rest in order
+
+
 _REPORTED: set = set()  # the tasks already reported as running into a stub in this run
 
 

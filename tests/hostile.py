@@ -974,7 +974,7 @@ def _exp_fast_when_large(self):
 
 
 Tensor.exp = _exp_fast_when_large
-'''),), ("1.5", "1.6"), earns=("1.6",), says=("wrong gradient for a in a.exp()",)),
+'''),), ("1.5", "1.6"), earns=("1.6",), says=("wrong gradient for x in x.exp()",)),
     Hostile(
         "work_in_a_thread", "a tanh rule that is right, but burns 2.5 s of CPU in a thread it joins (the main "
         "thread's CPU time stays small)", "solutions", (("tensor.py", "append", '''

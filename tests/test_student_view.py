@@ -17,11 +17,11 @@ CUDA_TASK = "6.2"  # skipped on machines without a GPU
 CONTRACT_TESTS = 5  # exercises/tests/test_contract.py: the rules the stubs keep already (4 files, float64)
 
 
-def run_pytest(cwd) -> tuple[str, dict[str, int]]:
-    """Run `python -m pytest exercises/` in ``cwd``; return the output and the final counts."""
+def run_pytest(cwd, *options: str) -> tuple[str, dict[str, int]]:
+    """Run `python -m pytest exercises/ OPTIONS` in ``cwd``; return the output and the final counts."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    result = subprocess.run([sys.executable, "-m", "pytest", "exercises/"], cwd=cwd, env=env,
+    env.update(PYTHONDONTWRITEBYTECODE="1", COLUMNS="80")
+    result = subprocess.run([sys.executable, "-m", "pytest", "exercises/", *options], cwd=cwd, env=env,
                             capture_output=True, text=True, timeout=300)
     output = result.stdout + result.stderr
     summary = output.strip().splitlines()[-1]
@@ -64,3 +64,15 @@ def test_a_finished_submission_passes_every_test(tmp_path):
     assert counts.get("passed", 0) > 0 and set(counts) <= {"passed", "skipped"}, f"counts {counts}:\n{output}"
     assert counts.get("skipped", 0) <= 1, f"only Task {CUDA_TASK} may skip (no GPU): {counts}\n{output}"
     assert str(tmp_path) in output, f"pytest did not run in the submission's folder:\n{output}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("readme", ["README.md", "exercises/README.md"])
+def test_the_readmes_example_of_a_task_not_started_is_what_pytest_prints(readme):
+    """Is the README's `pytest exercises/ -m task1_4` example, below its cut header, what the stubs print?"""
+    text = (paths.REPO / readme).read_text()
+    example = re.search(r"\$ pytest exercises/ -m task1_4\n\.\.\.\n(.*?)```", text, re.S)
+    assert example, f"{readme} has no example of `pytest exercises/ -m task1_4`"
+    output, _ = run_pytest(paths.REPO, "-m", "task1_4", "-p", "no:cacheprovider")
+    shown = example.group(1).strip()
+    assert shown in output, f"{readme} shows:\n{shown}\n\npytest prints:\n{output}"

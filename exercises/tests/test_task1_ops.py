@@ -53,107 +53,107 @@ def test_unbroadcast_leaves_a_gradient_of_the_right_shape_alone():
 # ----- 1.2 +, -, unary - -----
 
 @pytest.mark.task1_2
-def test_add_passes_g_to_both_inputs():
-    """Does out = a + b give dL/da = g and dL/db = g?"""
-    a, b = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+def test_add_on_two_vectors():
+    """With x = [1, 2], y = [3, 4] and g = [0.5, -1], does out = x + y give the right dL/dx and dL/dy?"""
+    x, y = leaf([1.0, 2.0]), leaf([3.0, 4.0])
     g = np.array([0.5, -1.0])
-    ga, gb = gradients(a + b, g)
-    assert_close(ga, g, "dL/da of a + b")
-    assert_close(gb, g, "dL/db of a + b")
+    gx, gy = gradients(x + y, g)
+    assert_close(gx, g, "dL/dx of x + y")
+    assert_close(gy, g, "dL/dy of x + y")
 
 
 @pytest.mark.task1_2
-def test_add_sums_the_gradient_of_a_broadcast_input():
-    """With a of shape (2, 3) and b of shape (3,), is dL/db the column sums of g?"""
-    a, b = leaf(np.zeros((2, 3))), leaf(np.zeros(3))
+def test_add_with_y_broadcast_over_rows():
+    """With x of shape (2, 3) and y of shape (3,), broadcast over x's rows, does dL/dy come back in y's shape?"""
+    x, y = leaf(np.zeros((2, 3))), leaf(np.zeros(3))
     g = np.array([[1.0, 2, 3], [4, 5, 6]])
-    ga, gb = gradients(a + b, g)
-    assert_close(ga, g, "dL/da of a + b")
-    assert_close(gb, [5.0, 7, 9], "dL/db of a + b, b broadcast over rows")
+    gx, gy = gradients(x + y, g)
+    assert_close(gx, g, "dL/dx of x + y")
+    assert_close(gy, [5.0, 7, 9], "dL/dy of x + y, y broadcast over rows")
 
 
 @pytest.mark.task1_2
-def test_add_with_a_number_passes_g_to_the_tensor():
-    """Does out = a + 2.0 give dL/da = g (the number is the second parent, a constant)?"""
-    a = leaf([1.0, 2.0])
+def test_add_a_number():
+    """Does out = x + 2.0 give the right dL/dx (the number is a constant parent)?"""
+    x = leaf([1.0, 2.0])
     g = np.array([3.0, 4.0])
-    ga, _ = gradients(a + 2.0, g)
-    assert_close(ga, g, "dL/da of a + 2.0")
+    gx, _ = gradients(x + 2.0, g)
+    assert_close(gx, g, "dL/dx of x + 2.0")
 
 
 @pytest.mark.task1_2
-def test_sub_gives_g_and_minus_g():
-    """Does out = a - b give dL/da = g and dL/db = -g, summed where b was broadcast?"""
-    a, b = leaf(np.zeros((2, 2))), leaf(np.zeros((2, 1)))
+def test_sub_with_y_broadcast_over_columns():
+    """With x of shape (2, 2) and y of shape (2, 1), does out = x - y give the right gradients, in their shapes?"""
+    x, y = leaf(np.zeros((2, 2))), leaf(np.zeros((2, 1)))
     g = np.array([[1.0, 2], [3, 4]])
-    ga, gb = gradients(a - b, g)
-    assert_close(ga, g, "dL/da of a - b")
-    assert_close(gb, [[-3.0], [-7.0]], "dL/db of a - b, b of shape (2, 1)")
+    gx, gy = gradients(x - y, g)
+    assert_close(gx, g, "dL/dx of x - y")
+    assert_close(gy, [[-3.0], [-7.0]], "dL/dy of x - y, y of shape (2, 1)")
 
 
 @pytest.mark.task1_2
-def test_number_minus_tensor_gives_minus_g_to_the_tensor():
-    """Does out = 2.0 - a give dL/da = -g (a is the second parent)?"""
-    a = leaf([1.0, 2.0])
-    _, ga = gradients(2.0 - a, np.array([1.0, 3.0]))
-    assert_close(ga, [-1.0, -3.0], "dL/da of 2.0 - a")
+def test_number_minus_tensor():
+    """Does out = 2.0 - y give the right dL/dy (y is the second parent)?"""
+    y = leaf([1.0, 2.0])
+    _, gy = gradients(2.0 - y, np.array([1.0, 3.0]))
+    assert_close(gy, [-1.0, -3.0], "dL/dy of 2.0 - y")
 
 
 @pytest.mark.task1_2
-def test_negation_gives_minus_g():
-    """Does out = -a give dL/da = -g?"""
-    (ga,) = gradients(-leaf([1.0, -2.0]), np.array([1.0, 5.0]))
-    assert_close(ga, [-1.0, -5.0], "dL/da of -a")
+def test_negation():
+    """Does out = -x give the right dL/dx?"""
+    (gx,) = gradients(-leaf([1.0, -2.0]), np.array([1.0, 5.0]))
+    assert_close(gx, [-1.0, -5.0], "dL/dx of -x")
 
 
 # ----- 1.3 *, / -----
 
 @pytest.mark.task1_3
-def test_mul_swaps_the_inputs():
-    """Does out = a * b give dL/da = g * b and dL/db = g * a?"""
-    a, b = leaf([1.0, 2.0, 3.0]), leaf([4.0, 5.0, 6.0])
-    ga, gb = gradients(a * b, np.ones(3))
-    assert_close(ga, [4.0, 5.0, 6.0], "dL/da of a * b")
-    assert_close(gb, [1.0, 2.0, 3.0], "dL/db of a * b")
+def test_mul_of_two_vectors():
+    """With x = [1, 2, 3], y = [4, 5, 6] and g of ones, does out = x * y give the right dL/dx and dL/dy?"""
+    x, y = leaf([1.0, 2.0, 3.0]), leaf([4.0, 5.0, 6.0])
+    gx, gy = gradients(x * y, np.ones(3))
+    assert_close(gx, [4.0, 5.0, 6.0], "dL/dx of x * y")
+    assert_close(gy, [1.0, 2.0, 3.0], "dL/dy of x * y")
 
 
 @pytest.mark.task1_3
-def test_mul_sums_the_gradient_of_a_broadcast_input():
-    """With a of shape (2, 2) and b of shape (2,), is dL/db the column sums of g * a?"""
-    a, b = leaf([[1.0, 2.0], [3.0, 4.0]]), leaf([10.0, 20.0])
-    ga, gb = gradients(a * b, np.ones((2, 2)))
-    assert_close(ga, [[10.0, 20.0], [10.0, 20.0]], "dL/da of a * b")
-    assert_close(gb, [4.0, 6.0], "dL/db of a * b, b broadcast over rows")
+def test_mul_with_y_broadcast_over_rows():
+    """With x of shape (2, 2) and y of shape (2,), broadcast over x's rows, does dL/dy come back in y's shape?"""
+    x, y = leaf([[1.0, 2.0], [3.0, 4.0]]), leaf([10.0, 20.0])
+    gx, gy = gradients(x * y, np.ones((2, 2)))
+    assert_close(gx, [[10.0, 20.0], [10.0, 20.0]], "dL/dx of x * y")
+    assert_close(gy, [4.0, 6.0], "dL/dy of x * y, y broadcast over rows")
 
 
 @pytest.mark.task1_3
-def test_mul_by_a_number_scales_g():
-    """Does out = a * 3.0 give dL/da = 3 g?"""
-    ga, _ = gradients(leaf([1.0, 2.0]) * 3.0, np.array([1.0, -1.0]))
-    assert_close(ga, [3.0, -3.0], "dL/da of a * 3.0")
+def test_mul_by_a_number():
+    """Does out = x * 3.0 give the right dL/dx?"""
+    gx, _ = gradients(leaf([1.0, 2.0]) * 3.0, np.array([1.0, -1.0]))
+    assert_close(gx, [3.0, -3.0], "dL/dx of x * 3.0")
 
 
 @pytest.mark.task1_3
-def test_div_gives_g_over_b_and_minus_g_a_over_b_squared():
-    """Does out = a / b give dL/da = g / b and dL/db = -g a / b**2?"""
-    a, b = leaf([1.0, 2.0]), leaf([2.0, 4.0])
-    ga, gb = gradients(a / b, np.ones(2))
-    assert_close(ga, [0.5, 0.25], "dL/da of a / b")
-    assert_close(gb, [-0.25, -0.125], "dL/db of a / b")
+def test_div_of_two_vectors():
+    """With x = [1, 2], y = [2, 4] and g of ones, does out = x / y give the right dL/dx and dL/dy?"""
+    x, y = leaf([1.0, 2.0]), leaf([2.0, 4.0])
+    gx, gy = gradients(x / y, np.ones(2))
+    assert_close(gx, [0.5, 0.25], "dL/dx of x / y")
+    assert_close(gy, [-0.25, -0.125], "dL/dy of x / y")
 
 
 @pytest.mark.task1_3
-def test_number_over_tensor_gives_minus_g_over_a_squared():
-    """Does out = 1.0 / a give dL/da = -g / a**2 (a is the second parent)?"""
-    _, ga = gradients(1.0 / leaf([2.0, 4.0]), np.ones(2))
-    assert_close(ga, [-0.25, -0.0625], "dL/da of 1.0 / a")
+def test_number_over_tensor():
+    """Does out = 1.0 / y give the right dL/dy at y = [2, 4] (y is the second parent)?"""
+    _, gy = gradients(1.0 / leaf([2.0, 4.0]), np.ones(2))
+    assert_close(gy, [-0.25, -0.0625], "dL/dy of 1.0 / y")
 
 
 # ----- 1.4 @ -----
 
 @pytest.mark.task1_4
-def test_matmul_gives_g_times_w_transposed_and_x_transposed_times_g():
-    """Does out = x @ w give dL/dx = g @ w.T and dL/dw = x.T @ g?"""
+def test_matmul_of_two_small_matrices():
+    """With x of shape (2, 3), w of shape (3, 2) and g of ones, does out = x @ w give the right dL/dx and dL/dw?"""
     x = leaf([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     w = leaf([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     gx, gw = gradients(x @ w, np.ones((2, 2)))
@@ -163,7 +163,7 @@ def test_matmul_gives_g_times_w_transposed_and_x_transposed_times_g():
 
 @pytest.mark.task1_4
 def test_matmul_of_a_column_and_a_row():
-    """For the outer product x (2, 1) @ w (1, 2) with g = I, is dL/dx = w.T and dL/dw = x.T?"""
+    """For the outer product x (2, 1) @ w (1, 2), with g the identity, are dL/dx and dL/dw right?"""
     x, w = leaf([[1.0], [2.0]]), leaf([[3.0, 4.0]])
     gx, gw = gradients(x @ w, np.eye(2))
     assert_close(gx, [[3.0], [4.0]], "dL/dx of x @ w")
@@ -172,7 +172,7 @@ def test_matmul_of_a_column_and_a_row():
 
 @pytest.mark.task1_4
 def test_matmul_gradients_have_the_input_shapes():
-    """For x (1, 3) @ w (3, 4), are the gradients of shapes (1, 3) and (3, 4) with the right values?"""
+    """For x (1, 3) @ w (3, 4), are the gradients of shapes (1, 3) and (3, 4), with the right values?"""
     x, w = np.array([[1.0, -1.0, 2.0]]), np.arange(12.0).reshape(3, 4)
     g = np.array([[1.0, 0.0, -1.0, 2.0]])
     gx, gw = gradients(leaf(x) @ leaf(w), g)
@@ -183,30 +183,30 @@ def test_matmul_gradients_have_the_input_shapes():
 # ----- 1.5 **, exp, log -----
 
 @pytest.mark.task1_5
-def test_square_gives_two_x():
-    """Does out = x ** 2 give dL/dx = 2 x g?"""
+def test_square():
+    """Does out = x ** 2 at x = [1, 2, 3] give the right dL/dx?"""
     (gx,) = gradients(leaf([1.0, 2.0, 3.0]) ** 2, np.ones(3))
     assert_close(gx, [2.0, 4.0, 6.0], "dL/dx of x ** 2")
 
 
 @pytest.mark.task1_5
-def test_other_powers_follow_p_x_to_the_p_minus_1():
-    """Are the gradients of x**3 at 2, x**-1 at 2 and x**0.5 at 4 equal to 12, -0.25 and 0.25?"""
+def test_other_powers():
+    """Are the gradients of x ** 3 at 2, x ** -1 at 2 and x ** 0.5 at 4 equal to 12, -0.25 and 0.25?"""
     for p, x, expected in [(3, 2.0, 12.0), (-1, 2.0, -0.25), (0.5, 4.0, 0.25)]:
         (gx,) = gradients(leaf([x]) ** p, np.ones(1))
         assert_close(gx, [expected], f"dL/dx of x ** {p} at x = {x}")
 
 
 @pytest.mark.task1_5
-def test_exp_gives_g_times_exp_x():
-    """Does out = exp(x) give dL/dx = g * exp(x)?"""
+def test_exp():
+    """With g = [1, 2], does out = exp(x) at x = [0, 1] give the right dL/dx?"""
     (gx,) = gradients(leaf([0.0, 1.0]).exp(), np.array([1.0, 2.0]))
     assert_close(gx, [1.0, 2.0 * np.e], "dL/dx of exp(x)")
 
 
 @pytest.mark.task1_5
-def test_log_gives_g_over_x():
-    """Does out = log(x) give dL/dx = g / x?"""
+def test_log():
+    """Does out = log(x) at x = [1, 2, 4] give the right dL/dx?"""
     (gx,) = gradients(leaf([1.0, 2.0, 4.0]).log(), np.ones(3))
     assert_close(gx, [1.0, 0.5, 0.25], "dL/dx of log(x)")
 
@@ -214,22 +214,22 @@ def test_log_gives_g_over_x():
 # ----- 1.6 relu, tanh, sigmoid -----
 
 @pytest.mark.task1_6
-def test_relu_passes_g_only_where_x_is_positive():
-    """Does relu pass g where x > 0 and 0 elsewhere, also at exactly 0 (as PyTorch)?"""
+def test_relu_at_negative_zero_and_positive_inputs():
+    """Does relu's gradient at x = [-1, 0, 2] match PyTorch's, which takes the slope at exactly 0 as 0?"""
     (gx,) = gradients(leaf([-1.0, 0.0, 2.0]).relu(), np.full(3, 5.0))
     assert_close(gx, [0.0, 0.0, 5.0], "dL/dx of relu(x) at x = [-1, 0, 2]")
 
 
 @pytest.mark.task1_6
-def test_tanh_gives_one_minus_tanh_squared():
-    """Does out = tanh(x) give dL/dx = g * (1 - tanh(x)**2): 1 at 0?"""
+def test_tanh():
+    """Does out = tanh(x) at x = [0, 1] give the right dL/dx (1 at 0)?"""
     (gx,) = gradients(leaf([0.0, 1.0]).tanh(), np.ones(2))
     assert_close(gx, [1.0, 1.0 - np.tanh(1.0) ** 2], "dL/dx of tanh(x) at x = [0, 1]")
 
 
 @pytest.mark.task1_6
-def test_sigmoid_gives_s_times_one_minus_s():
-    """Does out = sigmoid(x) give dL/dx = g * s * (1 - s): 0.25 at 0?"""
+def test_sigmoid():
+    """Does out = sigmoid(x) at x = [0, 2] give the right dL/dx (0.25 at 0)?"""
     s = 1.0 / (1.0 + np.exp(-2.0))
     (gx,) = gradients(leaf([0.0, 2.0]).sigmoid(), np.ones(2))
     assert_close(gx, [0.25, s * (1.0 - s)], "dL/dx of sigmoid(x) at x = [0, 2]")
@@ -267,22 +267,22 @@ def test_sum_over_a_tuple_of_axes():
 
 
 @pytest.mark.task1_7
-def test_mean_of_everything_divides_g_by_the_count():
-    """Does out = x.mean(), x of shape (2, 3), give dL/dx = g / 6 everywhere?"""
+def test_mean_of_everything():
+    """Does out = x.mean(), x of shape (2, 3), give the right dL/dx?"""
     (gx,) = gradients(leaf(np.zeros((2, 3))).mean(), np.array(1.0))
     assert_close(gx, np.full((2, 3), 1 / 6), "dL/dx of x.mean()")
 
 
 @pytest.mark.task1_7
-def test_mean_over_an_axis_divides_by_that_axis_length():
-    """Does out = x.mean(axis=1), x of shape (2, 3), with g = [6, 12] give rows of 2 and of 4?"""
+def test_mean_over_an_axis():
+    """Does out = x.mean(axis=1), x of shape (2, 3), with g = [6, 12] give the right dL/dx?"""
     (gx,) = gradients(leaf(np.zeros((2, 3))).mean(axis=1), np.array([6.0, 12.0]))
     assert_close(gx, [[2.0, 2.0, 2.0], [4.0, 4.0, 4.0]], "dL/dx of x.mean(axis=1)")
 
 
 @pytest.mark.task1_7
-def test_square_mean_gives_two_x_over_n():
-    """Does out = mean(x**2) over 4 entries give dL/dx = g * 2 x / 4?"""
+def test_square_mean():
+    """Does out = mean(x ** 2) at x = [1, 2, 3, 4] give the right dL/dx?"""
     (gx,) = gradients(leaf([1.0, 2.0, 3.0, 4.0]).square_mean(), np.array(1.0))
     assert_close(gx, [0.5, 1.0, 1.5, 2.0], "dL/dx of x.square_mean()")
 
@@ -305,14 +305,14 @@ def test_reshape_to_a_flat_vector():
 
 @pytest.mark.task1_8
 def test_transpose_transposes_g_back():
-    """Does out = x.T, x of shape (2, 3), give dL/dx = g.T?"""
+    """Does out = x.T, x of shape (2, 3), give dL/dx in x's shape, entries back in place?"""
     (gx,) = gradients(leaf(np.zeros((2, 3))).T, np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))
     assert_close(gx, [[1.0, 3.0, 5.0], [2.0, 4.0, 6.0]], "dL/dx of x.T")
 
 
 @pytest.mark.task1_8
-def test_transpose_of_three_axes_reverses_them_back():
-    """Does out = x.T, x of shape (2, 3, 4), give dL/dx of shape (2, 3, 4) equal to g.T?"""
+def test_transpose_of_three_axes():
+    """Does out = x.T, x of shape (2, 3, 4), give dL/dx of shape (2, 3, 4), entries back in place?"""
     g = np.arange(24.0).reshape(4, 3, 2)
     (gx,) = gradients(leaf(np.zeros((2, 3, 4))).T, g)
     assert_close(gx, g.transpose(2, 1, 0), "dL/dx of x.T")

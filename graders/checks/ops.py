@@ -21,7 +21,7 @@ from ..worker_process import WorkerDied, WorkerTimedOut
 from .base import TIGHT, CheckFailed, Context, task
 
 EXAMPLES_PER_OP = 40
-NAMES = "ab"
+NAMES = "xy"  # the operands, by position, as the stubs name them (x @ w for matmul)
 
 
 @dataclass(frozen=True)
@@ -90,33 +90,33 @@ POSITIVE = np.array([[0.5, 1.0, 2.0], [1.5, 0.25, 3.0]])
 
 # The op table, written out: task, op, how it reads, torch's version, inputs, a friendly point, the math.
 CASES = (
-    OpCase("1.2", "add", "a + b", lambda a, b: a + b, _pair(), ([A, B], {}), "how much out moves when a (or b) moves, times g; each summed back to its input's shape (unbroadcast)"),
-    OpCase("1.2", "add", "a + 2.5", lambda a, b: a + b, _with_constant(left=False), ([A, 2.5], {}), "a constant gets no gradient: one gradient, for the Tensor"),
-    OpCase("1.2", "add", "2.5 + b", lambda a, b: a + b, _with_constant(left=True), ([2.5, A], {}), "a constant gets no gradient: one gradient, for the Tensor"),
-    OpCase("1.2", "sub", "a - b", lambda a, b: a - b, _pair(), ([A, B], {}), "how much out moves when a (or b) moves, times g; each summed back to its input's shape (unbroadcast)"),
-    OpCase("1.2", "sub", "2.5 - b", lambda a, b: a - b, _with_constant(left=True), ([2.5, A], {}), "a constant gets no gradient; mind the sign b enters out with"),
-    OpCase("1.2", "neg", "-a", lambda a: -a, _unary(), ([A], {}), "mind the sign a enters out with"),
-    OpCase("1.3", "mul", "a * b", lambda a, b: a * b, _pair(), ([A, B], {}), "the derivative of a product by one factor involves the other factor; each summed back to its input's shape"),
-    OpCase("1.3", "mul", "a * 2.5", lambda a, b: a * b, _with_constant(left=False), ([A, 2.5], {}), "the derivative of a * c by a, for a constant c, times g"),
-    OpCase("1.3", "div", "a / b", lambda a, b: a / b, _pair(divisor=True), ([A, B], {}), "differentiate a * (1 / b) by each of a and b; each summed back to its input's shape"),
-    OpCase("1.3", "div", "2.5 / b", lambda a, b: a / b, _with_constant(left=True, divisor=True), ([2.5, POSITIVE], {}), "differentiate c * (1 / b) by b, for a constant c"),
-    OpCase("1.4", "matmul", "a @ b", lambda a, b: a @ b, _matmul(), ([A, W], {}), "write one entry of out as a sum over the shared axis and differentiate; the gradients' shapes leave one way to combine g with the other matrix"),
-    OpCase("1.5", "pow", "a ** p", lambda a, p: a**p, _power(), ([POSITIVE], {"p": 3.0}), "the power rule of calculus, times g"),
-    OpCase("1.5", "exp", "a.exp()", torch.exp, _unary(), ([A], {}), "exp is its own derivative, and the forward's out is at hand"),
-    OpCase("1.5", "log", "a.log()", torch.log, _unary(low=0.2, high=5.0), ([POSITIVE], {}), "the derivative of log, times g"),
-    OpCase("1.6", "relu", "a.relu()", torch.relu, _unary(away_from_zero=0.01), ([A], {}), "relu's slope is 1 where a > 0 and 0 elsewhere"),
-    OpCase("1.6", "tanh", "a.tanh()", torch.tanh, _unary(), ([A], {}), "tanh's derivative is simplest written with its output out"),
-    OpCase("1.6", "sigmoid", "a.sigmoid()", torch.sigmoid, _unary(), ([A], {}), "sigmoid's derivative is simplest written with its output out"),
-    OpCase("1.7", "sum", "a.sum(axis, keepdims)", _torch_reduce("sum"), _reduction(), ([A], {"axis": 0, "keepdims": False}), "every element gets the g of the sum it went into: put the summed axes back, then broadcast"),
-    OpCase("1.7", "mean", "a.mean(axis, keepdims)", _torch_reduce("mean"), _reduction(), ([A], {"axis": 1, "keepdims": True}), "like sum's rule, divided by the number of elements averaged together"),
-    OpCase("1.7", "square_mean", "a.square_mean()", lambda a: (a**2).mean(), _unary(min_dims=1), ([A], {}), "a mean of squares: the square's derivative, and the mean's division by the number of elements"),
-    OpCase("1.8", "reshape", "a.reshape(*shape)", lambda a, shape: a.reshape(shape), _reshape(), ([A], {"shape": (3, 2)}), "reshape only moves entries: nothing is scaled, only the shape goes back"),
-    OpCase("1.8", "T", "a.T", lambda a: a.permute(tuple(reversed(range(a.ndim)))), _unary(), ([A], {}), "a transpose only moves entries: reverse the axes back"),
+    OpCase("1.2", "add", "x + y", lambda a, b: a + b, _pair(), ([A, B], {}), "how much out moves when x (or y) moves, times g; each summed back to its input's shape (unbroadcast)"),
+    OpCase("1.2", "add", "x + 2.5", lambda a, b: a + b, _with_constant(left=False), ([A, 2.5], {}), "a constant gets no gradient: one gradient, for the Tensor"),
+    OpCase("1.2", "add", "2.5 + y", lambda a, b: a + b, _with_constant(left=True), ([2.5, A], {}), "a constant gets no gradient: one gradient, for the Tensor"),
+    OpCase("1.2", "sub", "x - y", lambda a, b: a - b, _pair(), ([A, B], {}), "how much out moves when x (or y) moves, times g; each summed back to its input's shape (unbroadcast)"),
+    OpCase("1.2", "sub", "2.5 - y", lambda a, b: a - b, _with_constant(left=True), ([2.5, A], {}), "a constant gets no gradient; mind the sign y enters out with"),
+    OpCase("1.2", "neg", "-x", lambda a: -a, _unary(), ([A], {}), "mind the sign x enters out with"),
+    OpCase("1.3", "mul", "x * y", lambda a, b: a * b, _pair(), ([A, B], {}), "the derivative of a product by one factor involves the other factor; each summed back to its input's shape"),
+    OpCase("1.3", "mul", "x * 2.5", lambda a, b: a * b, _with_constant(left=False), ([A, 2.5], {}), "the derivative of x * c by x, for a constant c, times g"),
+    OpCase("1.3", "div", "x / y", lambda a, b: a / b, _pair(divisor=True), ([A, B], {}), "differentiate x * (1 / y) by each of x and y; each summed back to its input's shape"),
+    OpCase("1.3", "div", "2.5 / y", lambda a, b: a / b, _with_constant(left=True, divisor=True), ([2.5, POSITIVE], {}), "differentiate c * (1 / y) by y, for a constant c"),
+    OpCase("1.4", "matmul", "x @ w", lambda a, b: a @ b, _matmul(), ([A, W], {}), "write one entry of out as a sum over the shared axis and differentiate; the gradients' shapes leave one way to combine g with the other matrix"),
+    OpCase("1.5", "pow", "x ** p", lambda a, p: a**p, _power(), ([POSITIVE], {"p": 3.0}), "the power rule of calculus, times g"),
+    OpCase("1.5", "exp", "x.exp()", torch.exp, _unary(), ([A], {}), "exp is its own derivative, and the forward's out is at hand"),
+    OpCase("1.5", "log", "x.log()", torch.log, _unary(low=0.2, high=5.0), ([POSITIVE], {}), "the derivative of log, times g"),
+    OpCase("1.6", "relu", "x.relu()", torch.relu, _unary(away_from_zero=0.01), ([A], {}), "relu's slope is 1 where x > 0 and 0 elsewhere"),
+    OpCase("1.6", "tanh", "x.tanh()", torch.tanh, _unary(), ([A], {}), "tanh's derivative is simplest written with its output out"),
+    OpCase("1.6", "sigmoid", "x.sigmoid()", torch.sigmoid, _unary(), ([A], {}), "sigmoid's derivative is simplest written with its output out"),
+    OpCase("1.7", "sum", "x.sum(axis, keepdims)", _torch_reduce("sum"), _reduction(), ([A], {"axis": 0, "keepdims": False}), "every element gets the g of the sum it went into: put the summed axes back, then broadcast"),
+    OpCase("1.7", "mean", "x.mean(axis, keepdims)", _torch_reduce("mean"), _reduction(), ([A], {"axis": 1, "keepdims": True}), "like sum's rule, divided by the number of elements averaged together"),
+    OpCase("1.7", "square_mean", "x.square_mean()", lambda a: (a**2).mean(), _unary(min_dims=1), ([A], {}), "a mean of squares: the square's derivative, and the mean's division by the number of elements"),
+    OpCase("1.8", "reshape", "x.reshape(*shape)", lambda a, shape: a.reshape(shape), _reshape(), ([A], {"shape": (3, 2)}), "reshape only moves entries: nothing is scaled, only the shape goes back"),
+    OpCase("1.8", "T", "x.T", lambda a: a.permute(tuple(reversed(range(a.ndim)))), _unary(), ([A], {}), "a transpose only moves entries: reverse the axes back"),
 )
 
 CASES_BY_OP = {case.op: case for case in CASES}
 
-RELU_AT_ZERO = OpCase("1.6", "relu", "a.relu() at a = 0", torch.relu, _unary(), ([np.array([[-1.0, 0.0, 2.0]])], {}),
+RELU_AT_ZERO = OpCase("1.6", "relu", "x.relu() at x = 0", torch.relu, _unary(), ([np.array([[-1.0, 0.0, 2.0]])], {}),
                       "PyTorch takes relu's slope at exactly 0 as 0")
 
 
@@ -129,20 +129,20 @@ def _sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
 # Mistakes that can be recognised from their numbers: (op, the input's index) -> [(the gradient that mistake gives,
 # from the operands, g and out; what the hint then says)]. A hint names the mistake, never the formula.
 MISTAKES = {
-    ("mul", 0): [(lambda x, g, out: g * x[0], "the gradient for a was multiplied by a itself; a product's "
+    ("mul", 0): [(lambda x, g, out: g * x[0], "the gradient for x was multiplied by x itself; a product's "
                   "derivative by one factor involves the other factor")],
-    ("mul", 1): [(lambda x, g, out: g * x[1], "the gradient for b was multiplied by b itself; a product's "
+    ("mul", 1): [(lambda x, g, out: g * x[1], "the gradient for y was multiplied by y itself; a product's "
                   "derivative by one factor involves the other factor")],
-    ("div", 1): [(lambda x, g, out: -g / x[1] ** 2, "that is the derivative of 1 / b alone: the numerator a is "
+    ("div", 1): [(lambda x, g, out: -g / x[1] ** 2, "that is the derivative of 1 / y alone: the numerator x is "
                   "missing")],
     ("exp", 0): [(lambda x, g, out: g, "g passed on unchanged: exp's own derivative is never multiplied in")],
-    ("log", 0): [(lambda x, g, out: g * x[0], "multiplied by a, where log's derivative divides by it")],
-    ("relu", 0): [(lambda x, g, out: g * (x[0] >= 0), "the gradient passes at exactly a = 0, where PyTorch's "
+    ("log", 0): [(lambda x, g, out: g * x[0], "multiplied by x, where log's derivative divides by it")],
+    ("relu", 0): [(lambda x, g, out: g * (x[0] >= 0), "the gradient passes at exactly x = 0, where PyTorch's "
                    "slope is 0")],
-    ("tanh", 0): [(lambda x, g, out: g * (1.0 - x[0] ** 2), "the input a was used where the rule needs tanh's "
+    ("tanh", 0): [(lambda x, g, out: g * (1.0 - x[0] ** 2), "the input x was used where the rule needs tanh's "
                    "output out"),
                   (lambda x, g, out: g * (1.0 - out), "the output appears, but not squared")],
-    ("sigmoid", 0): [(lambda x, g, out: g * x[0] * (1.0 - x[0]), "the input a was used where the rule needs "
+    ("sigmoid", 0): [(lambda x, g, out: g * x[0] * (1.0 - x[0]), "the input x was used where the rule needs "
                       "sigmoid's output out"),
                      (lambda x, g, out: g * out, "half the derivative: a factor with (1 - out) is missing")],
     ("square_mean", 0): [(lambda x, g, out: g * 2.0 * x[0], "not divided by the number of elements averaged"),
@@ -187,8 +187,14 @@ def _kwargs_text(kwargs) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
 
 
-def _input_lines(operands, kwargs, upstream) -> list[str]:
-    lines, names = [], iter(NAMES)
+def operand_names(case: OpCase, operands) -> list[str]:
+    """The name of each Tensor operand, by its position, as the stub names it: ``2.5 - y`` has one, ``y``."""
+    names = "xw" if case.op == "matmul" else NAMES
+    return [names[position] for position, value in enumerate(operands) if isinstance(value, np.ndarray)]
+
+
+def _input_lines(case: OpCase, operands, kwargs, upstream) -> list[str]:
+    lines, names = [], iter(operand_names(case, operands))
     for value in operands:
         if isinstance(value, np.ndarray):
             lines.append(f"  {next(names)} = {msg.array_text(value)}")
@@ -215,7 +221,7 @@ def check_case(ctx: Context, case: OpCase, operands, kwargs, upstream, *, witnes
                          operands=wire, kwargs=wire_kwargs, upstream=upstream,
                          isolate_unbroadcast=case.task in ("1.2", "1.3"))
     except CheckFailed as failure:  # show the inputs that made the student's code raise
-        raise CheckFailed(msg.lines(str(failure), *_input_lines(operands, kwargs, upstream))) from None
+        raise CheckFailed(msg.lines(str(failure), *_input_lines(case, operands, kwargs, upstream))) from None
     check_answer(ctx, case, operands, kwargs, upstream, answer, expected, witness=witness)
 
 
@@ -226,17 +232,17 @@ def check_answer(ctx: Context, case: OpCase, operands, kwargs, upstream, answer:
         ctx.fail(f"{case.text}", f"a {answer['out'].get('type')}", "a Tensor")
     slots = answer["slots"]
     grads = ctx.sequence(answer["grads"], len(slots), f"out._backward(g) for {case.text} (one gradient per parent)")
-    arrays = [v for v in operands if isinstance(v, np.ndarray)]
+    arrays, names = [v for v in operands if isinstance(v, np.ndarray)], operand_names(case, operands)
     for index, (value, want) in enumerate(zip(arrays, expected)):
         if index not in slots:
-            ctx.fail(f"out._parents of {case.text}", f"missing input {NAMES[index]}", "each input Tensor")
-        what = f"gradient for {NAMES[index]} in {case.text}"
+            ctx.fail(f"out._parents of {case.text}", f"missing input {names[index]}", "each input Tensor")
+        what = f"gradient for {names[index]} in {case.text}"
         yours = ctx.array(grads[slots.index(index)], value.shape, f"the {what}")
         if yours.shape != np.shape(want) or np.any(np.abs(yours - want) > TIGHT.allowed(want)):
             hint = mistake_hint(case, operands, kwargs, upstream, index, yours, want) or case.hint
         else:
             hint = case.hint
-        ctx.compare(yours, want, what, inputs=lambda: _input_lines(operands, kwargs, upstream),
+        ctx.compare(yours, want, what, inputs=lambda: _input_lines(case, operands, kwargs, upstream),
                     source=reference.source_text(witness), hint=hint)
 
 
@@ -354,14 +360,15 @@ _SQUARE = _RNG.standard_normal((160, 160))
 HINT_FORMULA = ("write the rule with numpy operations over whole arrays: no Python loop over the elements, and no "
                 "finite differences or complex step per entry")
 COSTS = {
-    "1.2": CostCase("add", "a + b", (_BIG, _BIG[0]), {}, 200.0, 0.5, HINT_FORMULA),
-    "1.3": CostCase("mul", "a * b", (_BIG, _BIG), {}, 200.0, 0.5, HINT_FORMULA),
-    "1.4": CostCase("matmul", "a @ b", (_SQUARE, _SQUARE.T.copy()), {}, 25.0, 0.05,
-                    "use the formula (g @ b.T and a.T @ g), not finite differences", (130, 181)),
-    "1.5": CostCase("exp", "a.exp()", (_BIG,), {}, 200.0, 0.5, HINT_FORMULA),
-    "1.6": CostCase("tanh", "a.tanh()", (_BIG,), {}, 200.0, 0.5, HINT_FORMULA),
-    "1.7": CostCase("sum", "a.sum(axis=0)", (_BIG,), {"axis": 0}, 200.0, 0.5, HINT_FORMULA),
-    "1.8": CostCase("reshape", "a.reshape(-1)", (_BIG,), {"shape": [-1]}, 200.0, 0.5, HINT_FORMULA),
+    "1.2": CostCase("add", "x + y", (_BIG, _BIG[0]), {}, 200.0, 0.5, HINT_FORMULA),
+    "1.3": CostCase("mul", "x * y", (_BIG, _BIG), {}, 200.0, 0.5, HINT_FORMULA),
+    "1.4": CostCase("matmul", "x @ w", (_SQUARE, _SQUARE.T.copy()), {}, 25.0, 0.05,
+                    "write each gradient as one matrix product of whole arrays, not finite differences or a "
+                    "loop per entry", (130, 181)),
+    "1.5": CostCase("exp", "x.exp()", (_BIG,), {}, 200.0, 0.5, HINT_FORMULA),
+    "1.6": CostCase("tanh", "x.tanh()", (_BIG,), {}, 200.0, 0.5, HINT_FORMULA),
+    "1.7": CostCase("sum", "x.sum(axis=0)", (_BIG,), {"axis": 0}, 200.0, 0.5, HINT_FORMULA),
+    "1.8": CostCase("reshape", "x.reshape(-1)", (_BIG,), {"shape": [-1]}, 200.0, 0.5, HINT_FORMULA),
 }
 COST_REPEAT = 3
 
