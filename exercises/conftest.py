@@ -12,6 +12,7 @@ and, when a test of one task runs into another task's stub:
 A task waiting on a stub is one failure: its other tests that run into a stub are reported as skipped.
 """
 
+import importlib.util
 import re
 
 import pytest
@@ -38,6 +39,41 @@ def not_attempted(task: str | None, excinfo) -> str:
     return f"Task {task} needs Task {other} ({title}), not attempted yet {where}"
 
 
+FRAME = re.compile(r"^(exercises/(?!tests/)\w+\.py):(\d+): in ", re.M)  # a frame in one of your files
+SYNTAX_FRAME = re.compile(r'File "[^"]*/(exercises/\w+\.py)", line (\d+)')
+ERROR = re.compile(r"^E\s+(\w+(?:Error|Exception|Exit)\b.*)$", re.M)
+AUTODIFF = ("torch", "jax", "autograd", "tensorflow")
+_SEEN_IMPORT_ERRORS: set = set()
+
+
+def import_error_line(text: str) -> str | None:
+    """One line for a test file that could not be imported because one of your files raised on import: where,
+    and what. None when the cause is not in your files (the full report is kept then)."""
+    frames = SYNTAX_FRAME.findall(text) or FRAME.findall(text)  # a syntax error's own place, or the last frame
+    errors = ERROR.findall(text)
+    frames = [(path, line) for path, line in frames if path != "exercises/__init__.py"]
+    if not frames or not errors:
+        return None
+    (path, line), error = frames[-1], errors[-1]
+    name = path.split("/")[-1]
+    said = f"{name}, line {line}, does not import: {error}"
+    if "No module named" in error and any(f"'{lib}" in error for lib in AUTODIFF) and name != "torch_loop.py":
+        said += f". {name} may use numpy and the standard library only (README.md, 'The rules the graders hold you to')"
+    return said
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    """A test file that cannot be imported, because one of your files raises on import (a syntax error, a missing
+    module), is reported as one line naming your file and line, once; the other test files it stops say so."""
+    report = (yield).get_result()
+    if report.failed and report.longrepr is not None:
+        line = import_error_line(str(report.longrepr))
+        if line is not None:
+            report.longrepr = line if line not in _SEEN_IMPORT_ERRORS else f"{line.split(':')[0]} (above)"
+            _SEEN_IMPORT_ERRORS.add(line)
+
+
 def pytest_collection_modifyitems(items):
     """The worked examples run before the property tests, so a task not started is reported at its first
     worked example."""
@@ -54,7 +90,9 @@ def pytest_runtest_makereport(item, call):
     failure."""
     report = (yield).get_result()
     error = call.excinfo
-    if (report.failed and error is not None and error.errisinstance(NotImplementedError)
+    if report.failed and error is not None and error.errisinstance((ImportError, SyntaxError)):
+        report.longrepr = import_error_line(str(report.longrepr)) or report.longrepr
+    elif (report.failed and error is not None and error.errisinstance(NotImplementedError)
             and STUB.match(str(error.value))):
         task = task_of(item)
         line = not_attempted(task, error)
@@ -72,6 +110,13 @@ BEYOND = ("These tests are worked examples. The graded run checks more: every op
           "full result. README.md, 'The rules the graders hold you to'.")
 
 
-def pytest_terminal_summary(terminalreporter):
+NO_TORCH = ("Task 6's tests were skipped: torch is not installed. Tasks 1 to 5 need numpy only; when you reach "
+            "task 6: pip install -r exercises/requirements-torch.txt (README.md, 'Set up').")
+
+
+def pytest_terminal_summary(terminalreporter, config):
     terminalreporter.write_line("")
     terminalreporter.write_line(BEYOND)
+    asked = config.getoption("markexpr", "") or ""
+    if importlib.util.find_spec("torch") is None and (not asked or "task6" in asked):
+        terminalreporter.write_line(NO_TORCH)

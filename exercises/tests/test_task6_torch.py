@@ -57,8 +57,17 @@ def test_fit_torch_goes_back_to_train_mode_after_each_validation():
     (model.train() at the start of every epoch, not once before the loop)?"""
     probe = Probe()
     tiny_run(torch.device("cpu"), epochs=2, model=probe)
-    expected = ([(True, True)] * 4 + [(False, False)]) * 2
-    assert probe.seen == expected, f"(training, grad on) at each forward: {probe.seen}"
+    expected = ([("train", "on")] * 4 + [("eval", "off")]) * 2  # per epoch: 4 training batches, 1 validation
+    seen = [("train" if training else "eval", "on" if grad else "off") for training, grad in probe.seen]
+    for index, (want, got) in enumerate(zip(expected, seen)):
+        if want != got:
+            epoch, batch = divmod(index, 5)
+            what = f"epoch {epoch + 1}'s " + (f"training batch {batch + 1}" if batch < 4 else "validation")
+            pytest.fail(f"{what} ran in {got[0]} mode with gradients {got[1]}, expected {want[0]} mode with "
+                        f"gradients {want[1]}", pytrace=False)
+    if len(seen) != len(expected):
+        pytest.fail(f"{len(seen)} forward calls over 2 epochs, expected {len(expected)} (4 training batches and 1 "
+                    "validation batch per epoch)", pytrace=False)
 
 
 @pytest.mark.task6_2
