@@ -135,7 +135,7 @@ def _unbroadcast_oracle(grad, shape) -> np.ndarray:
     return np.array(summed.numpy(), dtype=np.float64).reshape(shape)
 
 
-# What a worker may ask the judge for in the middle of a request (worker.main.ask_judge), by name; a worker
+# What a worker may ask the judge for in the middle of a request (worker.verbs.ask_judge), by name; a worker
 # process is offered the oracles of the marker packages it serves (graders.layout.ORACLE_PACKAGES).
 def _train_epoch_oracle(**args) -> dict:
     from .checks import trajectory

@@ -41,7 +41,7 @@ def test_the_check_finds_a_solution_body_where_there_is_one(tmp_path):
 ASKS_THE_JUDGE = '''
 
 def unbroadcast(grad, shape):
-    from worker.main import ask_judge
+    from worker.verbs import ask_judge
 
     return ask_judge("unbroadcast", grad=np.asarray(grad, dtype=np.float64), shape=[int(n) for n in shape])
 '''

@@ -15,40 +15,7 @@ import os
 import sys
 
 from . import claims, protocol, seccomp
-
-VERBS = {}
-
-
-def verb(function):
-    """Register a request handler under its function name."""
-    VERBS[function.__name__] = function
-    return function
-
-
-_PACKAGE_ROOT = ""
-_CHANNEL: list = []  # (read the request pipe, the response pipe's fd) while serving
-
-
-def ask_judge(name: str, **args):
-    """Ask the judge for ``name`` in the middle of a request, and wait for the value. The judge answers only
-    what the request's worker process is offered (graders.worker_process.ORACLES): the code of such an
-    answer never reaches a worker. A refusal raises ValueError with the judge's reason."""
-    read, response_fd = _CHANNEL
-    protocol.write_all(response_fd, protocol.encode({"call": {"name": name, "args": args}}))
-    answer = protocol.decode(read)
-    if not isinstance(answer, dict) or "value" not in answer:
-        raise ValueError(answer.get("refused", "the judge would not answer") if isinstance(answer, dict) else
-                         "the judge would not answer")
-    return answer["value"]
-
-
-def package(name: str):
-    """Import a hybrid package laid out by the judge under the package root."""
-    return importlib.import_module(name)
-
-
-def module(name: str, submodule: str):
-    return importlib.import_module(f"{name}.{submodule}")
+from .verbs import VERBS, Serving
 
 
 def _answer(request: dict) -> dict:
@@ -59,7 +26,7 @@ def _answer(request: dict) -> dict:
     try:
         return {"ok": handler(**request.get("args", {}))}
     except BaseException as error:  # noqa: BLE001 - student code may raise anything, SystemExit included
-        return {"error": claims.describe_exception(error, (_PACKAGE_ROOT,))}
+        return {"error": claims.describe_exception(error, (Serving.package_root,))}
 
 
 class Refuse(importlib.abc.MetaPathFinder):
@@ -98,8 +65,7 @@ def serve(request_fd: int, response_fd: int, package_root: str, preload: tuple[s
     """Answer requests until the judge closes the channel. ``preload`` names modules to import
     first (torch, while the judge is busy importing its own), before any student code runs;
     ``refuse`` maps top-level package names that student code may not import to the reason."""
-    global _PACKAGE_ROOT
-    _PACKAGE_ROOT = package_root
+    Serving.package_root = package_root
     seccomp.install()  # before any student code: no key rings, no System V or POSIX IPC
     for name in preload:
         try:
@@ -118,7 +84,7 @@ def serve(request_fd: int, response_fd: int, package_root: str, preload: tuple[s
         _refuse_cached(refuse, set(os.listdir(package_root)))
 
     read = protocol.fd_reader(request_fd)
-    _CHANNEL[:] = [read, response_fd]
+    Serving.channel = (read, response_fd)
     while True:
         try:
             request = protocol.decode(read)
@@ -132,6 +98,3 @@ def serve(request_fd: int, response_fd: int, package_root: str, preload: tuple[s
                                               "message": f"could not encode the answer: {error}"[:300]}})
         protocol.write_all(response_fd, data)
 
-
-if __name__ == "__main__":
-    serve(int(sys.argv[1]), int(sys.argv[2]), os.path.abspath(sys.argv[3]))

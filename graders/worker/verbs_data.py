@@ -11,7 +11,7 @@ import itertools
 import numpy as np
 
 from .claims import claim
-from .main import module, verb
+from .verbs import module, verb
 
 
 def _side(T, value) -> dict:

@@ -19,7 +19,7 @@ import numpy as np
 
 from . import oracles
 from .claims import claim, claims
-from .main import module, verb
+from .verbs import module, verb
 
 # ----- the watchers -----
 

@@ -13,7 +13,7 @@ import numbers
 import numpy as np
 
 from .claims import claim
-from .main import module, verb
+from .verbs import module, verb
 
 
 def _feed(p, g) -> None:

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import oracles
 from .claims import claim, claims, describe_exception
-from .main import module, verb
+from .verbs import Serving, module, verb
 
 # The op table, written out: name -> how a student Tensor computes it.
 OPS = {
@@ -167,8 +167,6 @@ def _attempt(package_dirs, scenario):
 @verb
 def engine_errors(package, x):
     """Backward's error cases and seeding, each as returned-or-raised."""
-    from .main import _PACKAGE_ROOT
-
     T = module(package, "tensor")
 
     def node(parents):
@@ -223,7 +221,7 @@ def engine_errors(package, x):
                  # a coefficient of 1 hands the given grad on as it is: integers stay integers unless converted
                  given_as("grad_as_ints", lambda: np.array([2, -1, 3]), coef=1.0),
                  *(wrong_shape_grad(shape) for shape in (x.shape + (2,), (1,), (), x.shape + (1,)))]
-    return {s.__name__: _attempt((_PACKAGE_ROOT,), s) for s in scenarios}
+    return {s.__name__: _attempt((Serving.package_root,), s) for s in scenarios}
 
 
 class _ProbeError(Exception):

@@ -15,7 +15,7 @@ import functools
 import numpy as np
 
 from .claims import claim
-from .main import module, verb
+from .verbs import module, verb
 from .verbs_loop import history_claim, weighted_loss
 
 

@@ -10,6 +10,7 @@ import sys
 import time
 
 from graders.worker import main as worker_main
+from graders.worker.verbs import Serving
 
 
 class InProcessWorker:
@@ -20,7 +21,7 @@ class InProcessWorker:
     def __init__(self, layout):
         self.layout = layout
         self.last_cpu_seconds = 0.0
-        worker_main._PACKAGE_ROOT = str(layout.packages)
+        Serving.package_root = str(layout.packages)
         sys.path.insert(0, str(layout.packages))
         from graders.worker import verbs_data, verbs_loop, verbs_optim, verbs_tensor, verbs_torch  # noqa: F401
 
