@@ -67,9 +67,10 @@ def test_a_finished_submission_passes_every_test(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("readme", ["README.md", "exercises/README.md"])
+@pytest.mark.parametrize("readme", ["README.md", "exercises/README.md", "docs/students.md"])
 def test_the_readmes_example_of_a_task_not_started_is_what_pytest_prints(readme):
-    """Is the README's `pytest exercises/ -m task1_4` example, below its cut header, what the stubs print?"""
+    """Is the `pytest exercises/ -m task1_4` example of both READMEs and the students' page, below its cut header,
+    what the stubs print?"""
     text = (paths.REPO / readme).read_text()
     example = re.search(r"\$ pytest exercises/ -m task1_4\n\.\.\.\n(.*?)```", text, re.S)
     assert example, f"{readme} has no example of `pytest exercises/ -m task1_4`"

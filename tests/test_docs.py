@@ -1,0 +1,242 @@
+"""The docs: README.md is a front door, docs/ is a site mkdocs builds strictly, and every command they show is
+one the package really has."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shlex
+import subprocess
+import sys
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from graders import cli
+
+REPO = Path(__file__).resolve().parent.parent
+DOCS = REPO / "docs"
+README = REPO / "README.md"
+README_MAX_LINES = 250
+PAGES = (README, *sorted(DOCS.glob("*.md")))
+SHELLS = ("", "console", "shell", "sh", "bash")  # fenced blocks whose lines are commands (or a session)
+COMMANDS = ("autograd-lab ", "python -m graders ")
+WORDS_OF_A_MARKER_EXPRESSION = {"and", "or", "not"}
+
+
+def test_the_readme_is_a_front_door_of_at_most_250_lines():
+    """Is README.md at most 250 lines, the rest of the documentation living in docs/?"""
+    lines = len(README.read_text().splitlines())
+    assert lines <= README_MAX_LINES, f"README.md has {lines} lines, more than {README_MAX_LINES}: move text to docs/"
+
+
+def nav_pages() -> list[str]:
+    """The pages mkdocs.yml's nav lists, in order (``- Title: page.md`` lines below ``nav:``)."""
+    config = (REPO / "mkdocs.yml").read_text()
+    nav = config.split("\nnav:\n", 1)[1]
+    return re.findall(r"^\s+-\s+(?:[^:\n]+:\s+)?(\S+\.md)\s*$", nav, flags=re.M)
+
+
+def test_every_page_is_in_the_nav_and_every_nav_entry_is_a_page():
+    """Does mkdocs.yml's nav list each page of docs/ exactly once, and name no page that is missing?"""
+    listed = nav_pages()
+    pages = sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md"))
+    assert sorted(set(listed)) == sorted(listed), f"a page listed twice in the nav: {listed}"
+    assert sorted(listed) == pages, (f"in docs/ but not in the nav: {sorted(set(pages) - set(listed))}; "
+                                     f"in the nav but not in docs/: {sorted(set(listed) - set(pages))}")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("material") is None,
+                    reason="mkdocs or mkdocs-material is not installed (both are in the dev extra)")
+def test_mkdocs_builds_the_docs_strictly(tmp_path):
+    """Does `mkdocs build --strict` build the site with no warning (every link between pages and every anchor
+    resolving)?"""
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file",
+                             str(REPO / "mkdocs.yml"), "--site-dir", str(tmp_path / "site")],
+                            cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (tmp_path / "site" / "index.html").is_file()
+
+
+def slug(heading: str) -> str:
+    """The anchor mkdocs gives a heading (Python-Markdown's toc slugify)."""
+    text = unicodedata.normalize("NFKD", heading.replace("`", "")).encode("ascii", "ignore").decode()
+    return re.sub(r"[-\s]+", "-", re.sub(r"[^\w\s-]", "", text).strip().lower())
+
+
+def test_the_readmes_links_lead_to_files_and_headings_that_exist():
+    """Does every relative link of README.md (which mkdocs does not check) name a file of the repository, and a
+    heading of that page where it gives an anchor?"""
+    broken = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", README.read_text()):
+        if re.match(r"[a-z]+:", target):
+            continue
+        path, _, anchor = target.partition("#")
+        file = REPO / path
+        if not file.exists():
+            broken.append(target)
+        elif anchor and anchor not in {slug(h) for h in re.findall(r"^#+ (.+)$", file.read_text(), flags=re.M)}:
+            broken.append(target)
+    assert not broken, f"README.md links to what does not exist: {broken}"
+
+
+FENCED = re.compile(r"^ *```(\w*)\n(.*?)^ *```", flags=re.M | re.S)
+
+
+def inline_code(text: str) -> list[str]:
+    """The inline code spans of a page, outside its fenced blocks, each on one line."""
+    return [span.replace("\n", " ") for span in re.findall(r"(?<!`)`([^`]+)`(?!`)", FENCED.sub("", text))]
+
+
+def shown_commands(text: str) -> list[str]:
+    """The shell command lines of a page: in each fenced shell block, the lines after a `$ ` prompt where the block
+    has one (the rest is output), else every line; and every inline code span. Continued lines are joined."""
+    commands = []
+    for lang, body in FENCED.findall(text):
+        if lang not in SHELLS:
+            continue
+        lines = [line.strip() for line in body.replace("\\\n", " ").splitlines()]
+        prompted = [line[2:] for line in lines if line.startswith("$ ")]
+        commands += prompted if prompted else lines
+    return commands + inline_code(text)
+
+
+def words_of(command: str) -> list[str]:
+    """A shell line's words, its trailing comment left out."""
+    return shlex.split(command, comments=True)
+
+
+def subcommands() -> dict[str, object]:
+    """The `autograd-lab` subcommands' parsers, by name, from the command line's own parser."""
+    parser = cli.parser()
+    (sub,) = [action for action in parser._actions if action.choices and action.dest == "command"]
+    return dict(sub.choices)
+
+
+def command_problems(command: str, parsers: dict) -> list[str]:
+    """What is wrong with one shown `autograd-lab` command: an unknown subcommand, an option its parser does not
+    take, or a value outside an option's choices."""
+    head = next(prefix for prefix in COMMANDS if command.startswith(prefix))
+    try:
+        words = words_of(command[len(head):])
+    except ValueError as error:
+        return [f"{command!r}: not a shell command ({error})"]
+    if not words or words[0].startswith("-"):
+        return []  # autograd-lab --version, --help
+    name, rest = words[0], words[1:]
+    if name not in parsers:
+        return [f"{command!r}: no subcommand {name!r} (there are {', '.join(sorted(parsers))})"]
+    options = {option: action for action in parsers[name]._actions for option in action.option_strings}
+    problems = []
+    for i, word in enumerate(rest):
+        for option in re.findall(r"(?<![\w-])--?[a-z][a-z0-9-]*", word):
+            if option not in options:
+                problems.append(f"{command!r}: `autograd-lab {name}` takes no option {option}")
+                continue
+            value = rest[i + 1] if i + 1 < len(rest) and word == option else None
+            choices = options[option].choices
+            if choices and value is not None and re.fullmatch(r"[a-z]+", value) and value not in choices:
+                problems.append(f"{command!r}: {option} {value}: expected one of {sorted(choices)}")
+    return problems
+
+
+def pytest_markers(ini_text: str) -> set[str]:
+    """The marker names declared in a pytest.ini's `markers =` or pyproject's `markers = [...]`: the indented
+    lines that follow it."""
+    block = []
+    for line in ini_text.split("markers =", 1)[1].splitlines()[1:]:
+        if line.strip() and not line[0].isspace():
+            break
+        block.append(line)
+    return set(re.findall(r"^\s+\"?([a-z][a-z0-9_]*):", "\n".join(block), flags=re.M))
+
+
+def test_every_autograd_lab_command_in_the_docs_is_real():
+    """Does every `autograd-lab` command that README.md or a page of docs/ shows name a subcommand that exists, and
+    only options (and choices) that subcommand's parser accepts?"""
+    parsers = subcommands()
+    problems, seen = [], 0
+    for page in PAGES:
+        for command in shown_commands(page.read_text()):
+            if command.startswith(COMMANDS):
+                seen += 1
+                problems += [f"{page.relative_to(REPO)}: {p}" for p in command_problems(command, parsers)]
+    assert seen > 20, f"only {seen} commands found: has the docs' layout changed?"
+    assert not problems, "\n".join(problems)
+
+
+def test_every_pytest_marker_in_the_docs_exists():
+    """Does every `pytest ... -m EXPRESSION` that README.md or a page of docs/ shows name only markers that exist:
+    task markers declared in exercises/pytest.ini, the package's own in pyproject.toml?"""
+    tasks = pytest_markers((REPO / "exercises" / "pytest.ini").read_text())
+    ours = pytest_markers((REPO / "pyproject.toml").read_text().split("[tool.pytest.ini_options]", 1)[1])
+    assert "task1_4" in tasks and "nbgrader" in ours
+    problems, seen = [], 0
+    for page in PAGES:
+        for command in shown_commands(page.read_text()):
+            if "pytest" not in command:
+                continue
+            try:
+                words = words_of(command)
+            except ValueError as error:
+                problems.append(f"{page.relative_to(REPO)}: {command!r}: not a shell command ({error})")
+                continue
+            if "pytest" not in words:
+                continue
+            after = words[words.index("pytest") + 1:]
+            for i, word in enumerate(after[:-1]):
+                if word != "-m":
+                    continue
+                seen += 1
+                for marker in set(re.findall(r"\w+", after[i + 1])) - WORDS_OF_A_MARKER_EXPRESSION:
+                    known = tasks if marker.startswith("task") else ours
+                    if marker not in known:
+                        problems.append(f"{page.relative_to(REPO)}: {command!r}: no marker {marker!r}")
+    assert seen >= 4, f"only {seen} `pytest -m` commands found: has the docs' layout changed?"
+    assert not problems, "\n".join(problems)
+
+
+def test_the_files_the_docs_name_exist():
+    """Does every file of the repository that README.md or a page of docs/ names in code (graders/..., tests/...,
+    .ci/...) exist, so the docs follow the code when it moves?"""
+    missing = []
+    for page in PAGES:
+        for span in inline_code(page.read_text()):
+            if re.fullmatch(r"(graders|tests|exercises|solutions|\.ci)/[\w./-]*[\w]", span) and "<" not in span:
+                if not (REPO / span).exists():
+                    missing.append(f"{page.relative_to(REPO)}: {span}")
+    assert not missing, "named in the docs, missing from the repository:\n" + "\n".join(missing)
+
+
+def test_the_development_page_gives_the_readmes_two_setup_commands():
+    """Does docs/development.md give the very set-up commands the README gives (and CI runs)?"""
+    def setup(text: str) -> list[str]:
+        return [line for line in text.splitlines() if line.startswith("python -m pip install")]
+
+    readme = setup(README.read_text().split("## Set up", 1)[1].split("\n## ", 1)[0])
+    assert readme and setup((DOCS / "development.md").read_text()) == readme
+
+
+def test_ci_builds_the_docs_strictly_outside_the_clone():
+    """Does .ci/run build the docs with `mkdocs build --strict` (never --quiet, which stops strict mode counting
+    warnings in mkdocs 1.6) into a folder outside the clone, right after the exercises' sync check?"""
+    lines = [line for line in (REPO / ".ci" / "run").read_text().splitlines() if line and not line.startswith("#")]
+    docs = [i for i, line in enumerate(lines) if "mkdocs build" in line]
+    assert len(docs) == 1, f"one mkdocs build in .ci/run, found {len(docs)}"
+    line = lines[docs[0]]
+    assert "--strict" in line and "--quiet" not in line and " -q" not in line
+    assert '--site-dir "$(mktemp -d)"' in line
+    assert lines[docs[0] - 1] == "autograd-lab build-exercises --check"
+
+
+def test_the_dev_extra_brings_mkdocs_and_ci_pins_it():
+    """Does the dev extra bring mkdocs and the Material theme, and do CI's constraints pin both?"""
+    pyproject = (REPO / "pyproject.toml").read_text()
+    dev = re.search(r"^dev = \[(.*?)\]", pyproject, flags=re.M | re.S).group(1)
+    assert '"mkdocs==1.6.1"' in dev and '"mkdocs-material' in dev
+    constraints = (REPO / ".ci" / "constraints.txt").read_text()
+    assert re.search(r"^mkdocs==1\.6\.1$", constraints, flags=re.M)
+    assert re.search(r"^mkdocs-material==[\d.]+$", constraints, flags=re.M)
