@@ -8,9 +8,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import __version__, build, cli_class, layout, paths, scorecard
-from . import messages as msg
-from .tasks import GRADE_DEADLINE
+from graders import __version__, cli_class, paths
+from graders import messages as msg
+from graders.course import build
+from graders.judge import layout
+from graders.results import scorecard
+from graders.tasks import GRADE_DEADLINE
 
 
 def _build_exercises(args) -> int:
@@ -36,8 +39,8 @@ def _build_exercises(args) -> int:
 
 
 def _grade(args) -> int:
-    from . import outputs
-    from .grade import ERROR, grade  # imports torch: only when grading
+    from graders.judge.grade import ERROR, grade  # imports torch: only when grading
+    from graders.results import outputs
 
     task_ids = tuple(args.tasks.split(",")) if args.tasks else None
     # torch.optim (the witness of task 3) makes a cache folder in the temp folder: one of this command's own.
@@ -57,14 +60,15 @@ def _grade(args) -> int:
 
 
 def _doctor(args) -> int:
-    from . import doctor
+    from graders.judge import doctor
 
     print(doctor.report())
     return 0
 
 
 def _nbgrader(args) -> int:
-    from . import messages, nbgrader_course
+    from graders import messages
+    from graders.integrations import nbgrader_course
 
     try:
         written = nbgrader_course.build_course(args.course, args.assignment, force=args.force)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from . import messages as msg
+from graders import messages as msg
 
 
 def _fail(command: str, error: Exception) -> int:
@@ -18,7 +18,7 @@ def _fail(command: str, error: Exception) -> int:
 
 
 def _grade_all(args) -> int:
-    from . import batch
+    from graders.classgrade import batch
 
     tasks = tuple(args.tasks.split(",")) if args.tasks else None
     settings = batch.Settings(key=args.key, tasks=tasks, isolation=args.isolation)
@@ -39,7 +39,7 @@ def _grade_all(args) -> int:
 
 
 def _merge(args) -> int:
-    from . import batch, gradebook
+    from graders.classgrade import batch, gradebook
 
     try:
         task_ids, records = gradebook.merge(args.folders, args.out)
@@ -52,7 +52,7 @@ def _merge(args) -> int:
 
 
 def _examples(args) -> int:
-    from . import release
+    from graders.course import release
 
     try:
         written = release.examples(args.out, force=args.force)
@@ -63,7 +63,7 @@ def _examples(args) -> int:
 
 
 def _release(args) -> int:
-    from . import release
+    from graders.course import release
 
     try:
         written = release.release(args.out, package=args.package or release.DEFAULT_PACKAGE, force=args.force)
@@ -74,7 +74,8 @@ def _release(args) -> int:
 
 
 def _gradescope(args) -> int:
-    from . import gradescope, paths
+    from graders import paths
+    from graders.integrations import gradescope
 
     try:
         out, wheel = gradescope.build_zip(args.zip, paths.REPO, args.wheel)
@@ -86,7 +87,7 @@ def _gradescope(args) -> int:
 
 def add_commands(sub) -> None:
     """Add the class commands to the ``autograd-lab`` parser's subparsers."""
-    from .batch import DEFAULT_TIMEOUT
+    from graders.classgrade.batch import DEFAULT_TIMEOUT
 
     a = sub.add_parser("grade-all", help="grade every submission in a folder into a gradebook",
                        description="Grade every folder laid out like exercises/ (or .zip of one) in SUBMISSIONS_DIR "

@@ -154,7 +154,8 @@ HINT_SGD_MOMENTUM = ("d = grad + weight_decay * p; with momentum, buf = d on the
                      "buf = momentum * buf + d, and d = buf; finally p.data -= lr * d")
 HINT_ADAM = ("g = grad + weight_decay * p; m = b1 * m + (1 - b1) * g; v = b2 * v + (1 - b2) * g**2; "
              "p -= lr * (m / (1 - b1**t)) / (sqrt(v / (1 - b2**t)) + eps), with t counted per parameter")
-# Classic optimizer mistakes, named when the whole trajectory matches one (graders/checks/optim.py simulates each).
+# Classic optimizer mistakes, named when the whole trajectory matches one (graders/judge/checks/optim.py simulates
+# each).
 HINT_OPTIM_MISTAKES = {
     "ascent": "yours moves p along the gradient: subtract the step (p.data -= ...), do not add it",
     "none_not_skipped": ("yours updates a parameter whose grad is None as if the grad were zero: skip it "

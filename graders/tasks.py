@@ -54,5 +54,5 @@ TOTAL_POINTS = sum(task.points for task in TASKS)
 assert TOTAL_POINTS == 100, TOTAL_POINTS
 
 # The whole grade's bound, in seconds (``grade --deadline``): the reference takes about 12 s, a slow but honest
-# submission a minute or two; past it, the tasks not finished fail (graders.grade).
+# submission a minute or two; past it, the tasks not finished fail (graders.judge.grade).
 GRADE_DEADLINE = 600.0

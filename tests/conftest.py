@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graders.checks import base
+from graders.judge.checks import base
 
 SMALL_EXAMPLE_BUDGET = 8
 

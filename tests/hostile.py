@@ -33,8 +33,8 @@ from pathlib import Path
 
 from solution_scan import world_readable_copies
 
-from graders import sandbox
-from graders.grade import ERROR, PASSED, Report
+from graders.judge import sandbox
+from graders.judge.grade import ERROR, PASSED, Report
 from graders.paths import EXERCISES, REPO, SOLUTIONS
 from graders.tasks import BY_ID
 
@@ -310,7 +310,7 @@ IMPORT_REFERENCE = '''
 import importlib as _importlib
 import sys as _sys
 
-_NAMES = ("ref_unbroadcast", "ref.tensor", "ref_epochs.train", "solutions.tensor", "graders.reference",
+_NAMES = ("ref_unbroadcast", "ref.tensor", "ref_epochs.train", "solutions.tensor", "graders.judge.reference",
           "sub_optim.tensor", "sub_data.tensor", "sub_train.tensor", "sub_all.tensor", "sub_torch_loop.tensor",
           "exercises.tensor")
 
@@ -451,7 +451,7 @@ def _tree_memory_check(report, context) -> None:
     """Where a cgroup binds the grade's workers, at most two of the 1.5 GiB children lived at once (or the worker
     itself was stopped); without one, the worker's own limits bind each process only. A child that had not
     touched all of its memory by the check (a loaded machine) is not counted."""
-    from graders import budget
+    from graders.judge import budget
 
     message = next(r.message for r in report.results if r.task.id == "1.1")
     if budget.version() is None:
@@ -512,7 +512,7 @@ def _text_check(report, context) -> None:
     import tempfile
     import xml.etree.ElementTree as ET
 
-    from graders import outputs, scorecard
+    from graders.results import outputs, scorecard
 
     result = scorecard.results(report)
     with tempfile.TemporaryDirectory() as folder:

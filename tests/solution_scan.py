@@ -9,7 +9,8 @@ import io
 import zipfile
 from pathlib import Path
 
-from graders import build, paths
+from graders import paths
+from graders.course import build
 
 DISTINCTIVE = 30  # characters: shorter body lines (``return total``) also occur in honest code
 

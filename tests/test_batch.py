@@ -23,10 +23,13 @@ from pathlib import Path
 import pytest
 from corpus import BY_NAME, TASKS_OF_FILE, make_submission
 
-from graders import batch, gradebook, intake, messages, outputs, pictures
+from graders import messages
+from graders.classgrade import batch, gradebook
+from graders.classgrade.gradebook import Record
 from graders.cli import main
-from graders.gradebook import Record
-from graders.layout import SubmissionError
+from graders.judge import intake
+from graders.judge.layout import SubmissionError
+from graders.results import outputs, pictures
 from graders.tasks import BY_ID
 
 REPO = Path(__file__).resolve().parent.parent
@@ -202,7 +205,7 @@ def judges_with(mark: str) -> list[int]:
                 environ = Path(f"/proc/{entry}/environ").read_bytes()
             except OSError:
                 continue
-            if b"graders.batch_judge" in cmdline and mark.encode() in environ:
+            if b"graders.classgrade.batch_judge" in cmdline and mark.encode() in environ:
                 found.append(int(entry))
     return found
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from graders import budget
+from graders.judge import budget
 
 pytestmark = pytest.mark.skipif(budget.version() is None, reason="no cgroup this judge can make (not root, or none)")
 

@@ -15,8 +15,8 @@ import torch
 
 from graders import messages as msg
 from graders import paths
-from graders.checks import torch_loop as torch_checks
-from graders.grade import FAILED, NOT_ATTEMPTED, PASSED, SKIPPED, grade
+from graders.judge.checks import torch_loop as torch_checks
+from graders.judge.grade import FAILED, NOT_ATTEMPTED, PASSED, SKIPPED, grade
 from graders.tasks import BY_ID
 from graders.worker.verbs_torch import SGD as MirrorSGD
 

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 
 from graders import messages as msg
-from graders.checks import optim as optim_checks
-from graders.grade import grade
+from graders.judge.checks import optim as optim_checks
+from graders.judge.grade import grade
 from graders.paths import EXERCISES, SOLUTIONS
 
 OPTIM_TASKS = ("3.1", "3.2", "3.3")

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from graders import classroom, scorecard
 from graders.cli import main
-from graders.grade import ERROR, FAILED, NOT_ATTEMPTED, PASSED, SKIPPED, Report, TaskResult
+from graders.integrations import classroom
+from graders.judge.grade import ERROR, FAILED, NOT_ATTEMPTED, PASSED, SKIPPED, Report, TaskResult
+from graders.results import scorecard
 from graders.tasks import BY_ID
 
 REPO = Path(__file__).resolve().parent.parent

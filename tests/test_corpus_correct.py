@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from corpus import TASKS_OF_FILE
 
-from graders.grade import PASSED, SKIPPED, grade
+from graders.judge.grade import PASSED, SKIPPED, grade
 from graders.paths import SOLUTIONS
 from graders.tasks import BY_ID
 

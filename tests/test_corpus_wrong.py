@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from corpus import BY_NAME, WRONG, Wrong, make_submission
 
-from graders.grade import FAILED, PASSED, Report, grade
+from graders.judge.grade import FAILED, PASSED, Report, grade
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 UPDATE = os.environ.get("AUTOGRAD_LAB_UPDATE_SNAPSHOTS") == "1"
@@ -123,7 +123,7 @@ import sys
 sys.path.insert(0, sys.argv[3])
 if sys.argv[4] == "yes":
     import lesson_constants  # noqa: F401 - only imported
-from graders.grade import grade
+from graders.judge.grade import grade
 print(grade(sys.argv[1], task_ids=(sys.argv[2],)).results[0].message)
 """
 

@@ -4,7 +4,8 @@ import re
 
 import pytest
 
-from graders import build, paths
+from graders import paths
+from graders.course import build
 
 MARKED = '''def double(x):
     """2 x."""

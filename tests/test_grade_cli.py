@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from hostile import UNTRUSTED_TEXT
 
-from graders import scorecard
 from graders.cli import main
-from graders.grade import grade
+from graders.judge.grade import grade
+from graders.results import scorecard
 from graders.tasks import TASKS
 
 REPO = Path(__file__).resolve().parent.parent
@@ -129,7 +129,7 @@ def test_a_private_scratch_folder_is_not_blamed_on_the_student(tmp_path):
     """In limits mode as root, a worker's uid must search every folder above its code: is a grade asked to lay out
     under a private folder (pytest's tmp_path, a TMPDIR of mode 0700) moved to a shared temp folder it can reach,
     while one that is reachable, or any grade under bubblewrap or run as the judge's own uid, stays where asked?"""
-    from graders import sandbox
+    from graders.judge import sandbox
 
     private = tmp_path / "private"
     private.mkdir(mode=0o700)

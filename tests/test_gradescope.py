@@ -21,8 +21,8 @@ import pytest
 from corpus import make_submission
 from solution_scan import scan_zip
 
-from graders import gradescope
 from graders.cli import main
+from graders.integrations import gradescope
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -68,7 +68,8 @@ def test_the_zip_holds_setup_run_autograder_and_a_wheel_with_the_graders_and_no_
     assert constraints == f"torch=={version}\n"
     assert f'"torch=={version}" --index-url https://download.pytorch.org/whl/cpu' in setup
     assert f"-c constraints.txt ./{wheel}" in setup and "@" not in setup  # every placeholder filled
-    assert {"graders/grade.py", "graders/worker/main.py", "graders/worker/standins.py", "graders/checks/ops.py",
+    assert {"graders/judge/grade.py", "graders/worker/main.py", "graders/worker/standins.py",
+            "graders/judge/checks/ops.py",
             "graders/given/tensor.py", "graders/data/lesson_curve.json",
             "graders/templates/gradescope/run_autograder"} <= inside
     assert not any(name.startswith(("tests/", "exercises/", "solutions/")) for name in inside)

@@ -24,8 +24,8 @@ import time
 import pytest
 from hostile import HOSTILE, AttackSucceeded, Hostile, Machine, assert_earns
 
-from graders import sandbox
-from graders.grade import grade
+from graders.judge import sandbox
+from graders.judge.grade import grade
 
 # One xdist worker runs every hostile grade, one after another: attacks write fixed paths (/tmp/results.json)
 # that another hostile test, checking the machine is clean, would see.
@@ -220,7 +220,7 @@ def test_grade_all_reads_only_regular_files_and_keeps_any_name(tmp_path, monkeyp
     from corpus import make_submission
     from hostile import build
 
-    from graders import batch
+    from graders.classgrade import batch
 
     if isolation == "bubblewrap" and not sandbox.bubblewrap_works():
         pytest.skip("bubblewrap is missing or cannot make a sandbox here")

@@ -18,8 +18,8 @@ import time
 import pytest
 from hostile import BY_NAME, HOSTILE, Machine, assert_earns, ours, process_table
 
-from graders import sandbox
-from graders.grade import grade
+from graders.judge import sandbox
+from graders.judge.grade import grade
 from graders.paths import EXERCISES, SOLUTIONS
 
 pytestmark = [pytest.mark.slow, pytest.mark.load, pytest.mark.xdist_group("hostile")]  # as test_hostile.py

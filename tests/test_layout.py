@@ -7,8 +7,9 @@ import shutil
 
 from solution_scan import distinctive_lines, holds, scan_tree, solution_bodies
 
-from graders import layout, paths
-from graders.grade import FAILED, PASSED, grade
+from graders import paths
+from graders.judge import layout
+from graders.judge.grade import FAILED, PASSED, grade
 
 
 def test_no_package_and_no_worker_code_holds_a_solution_body(tmp_path):

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from graders import lesson
-from graders.checks import loop
-from graders.checks.trajectory import Run
+from graders.judge.checks import loop
+from graders.judge.checks.trajectory import Run
 from solutions import SGD, DataLoader, Linear, MSELoss, ReLU, Sequential, fit, make_sine_data, train_epoch
 from solutions import lesson as reference_lesson
 
@@ -42,7 +42,7 @@ def _reference_network(setup: loop.Setup) -> Sequential:
 @pytest.mark.parametrize("setup", [loop.Setup(), loop.Setup(n=13, batch_size=5, momentum=0.0, seed=7),
                                    loop.Setup(n=14, batch_size=2, options={"accumulate": 3, "clip_norm": 0.05})])
 def test_the_torch_expectations_of_train_epoch_are_the_reference_engines(setup):
-    """Do the expected weights and loss of one epoch (torch, graders/checks/trajectory.py) equal the reference
+    """Do the expected weights and loss of one epoch (torch, graders/judge/checks/trajectory.py) equal the reference
     solution's train_epoch over the reference engine, from the same weights (drawn as nn.Linear draws them)?"""
     model = _reference_network(setup)
     assert list(model.state_dict()) == list(setup.state())

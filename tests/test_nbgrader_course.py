@@ -29,7 +29,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from graders import build, nbgrader_course, paths, sandbox
+from graders import paths
+from graders.course import build
+from graders.integrations import nbgrader_course
+from graders.judge import sandbox
 from graders.tasks import TASKS
 
 # One xdist worker for the module, so that its course is built and graded once.

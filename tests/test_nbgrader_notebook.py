@@ -13,9 +13,11 @@ import sys
 import nbformat
 import pytest
 
-from graders import build, kernel_jail, messages, nbgrader_course, nbgrader_judge, paths
+from graders import messages, paths
+from graders.course import build
+from graders.course.visible_checks import visible_part
+from graders.integrations import kernel_jail, nbgrader_course, nbgrader_judge
 from graders.tasks import TASKS
-from graders.visible_checks import visible_part
 
 VISIBLE = messages.VISIBLE_CHECK
 
@@ -68,7 +70,7 @@ def test_the_config_sets_what_autograde_needs_and_comments_every_setting(tmp_pat
     assert {".py", ".ipynb"} <= set(c.FileNameCollectorPlugin.valid_ext)
     assert c.Execute.kernel_name == "python3"
     assert c.Execute.timeout > 60
-    assert c.Execute.kernel_manager_class == "graders.nbgrader_judge.JailedKernelManager"
+    assert c.Execute.kernel_manager_class == "graders.integrations.nbgrader_judge.JailedKernelManager"
     from traitlets.utils.importstring import import_item
 
     classes = [import_item(name) for name in c.Autograde.autograde_preprocessors]  # each one importable

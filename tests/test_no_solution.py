@@ -20,7 +20,10 @@ from pathlib import Path
 import pytest
 from solution_scan import MODULE_NAMES, SYSTEM, distinctive_lines, found, scan_tree, scan_zip, world_readable_copies
 
-from graders import gradescope, paths, release, sandbox
+from graders import paths
+from graders.course import release
+from graders.integrations import gradescope
+from graders.judge import sandbox
 
 # The searching submission grades beside the hostile corpus (one worker: they watch the machine's processes);
 # the wheel's tests build and install a wheel, and may run beside them.
@@ -57,7 +60,7 @@ def test_the_wheel_holds_the_graders_and_the_given_code_and_no_solution(wheel):
     assert not [n for n in names if n.split("/")[0] in ("solutions", "exercises", "tests")]
     assert {"graders/given/tensor.py", "graders/given/tests/test_task1_ops.py", "graders/given/README.md",
             "graders/data/lesson_curve.json", "graders/worker/standins.py",
-            "graders/checks/trajectory.py"} <= set(names)
+            "graders/judge/checks/trajectory.py"} <= set(names)
     assert scan_zip(wheel.read_bytes()) == {}
 
 

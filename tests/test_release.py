@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from graders import build, paths, release
+from graders import paths
 from graders.cli import main
+from graders.course import build, release
 
 REPO = Path(__file__).resolve().parent.parent
 BEGIN = re.compile(r"^\s*### BEGIN SOLUTION")
@@ -35,8 +36,9 @@ KNOWN = {
     # Hypothesis's own import lines, which the public property tests share with the graders' strategies.
     ("from hypothesis import strategies as st", "from hypothesis.extra import numpy as hnp"),
 }
-HIDDEN_CODE = [*sorted((REPO / "graders" / "checks").glob("*.py")), *sorted((REPO / "graders" / "worker").glob("*.py")),
-               REPO / "graders" / "reference.py", REPO / "graders" / "strategies.py"]
+JUDGE = REPO / "graders" / "judge"
+HIDDEN_CODE = [*sorted((JUDGE / "checks").glob("*.py")), *sorted((REPO / "graders" / "worker").glob("*.py")),
+               JUDGE / "reference.py", JUDGE / "strategies.py"]
 
 
 def regions() -> tuple[list[list[str]], set[str]]:

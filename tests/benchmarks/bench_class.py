@@ -9,7 +9,7 @@ prints submissions per minute, the median seconds per submission (grades.csv's
 seconds column: one judge's wall time on one submission), the peak memory of
 the largest single process (getrusage of the children) and of the whole process
 tree (sampled from /proc every half second). With ``--nbgrader K`` and the
-nbgrader course builder present (graders/nbgrader_course.py), the first K
+nbgrader course builder present (graders/integrations/nbgrader_course.py), the first K
 students are also autograded by ``nbgrader autograde`` for comparison.
 Figures, not pass/fail: the machines are shared and noisy.
 """
@@ -37,7 +37,8 @@ sys.path.insert(0, str(TESTS))
 
 from corpus import WRONG, make_submission  # noqa: E402
 
-from graders import build, paths  # noqa: E402
+from graders import paths  # noqa: E402
+from graders.course import build  # noqa: E402
 
 ASSIGNMENT = "autograd_lab"
 
@@ -131,7 +132,7 @@ def grade_all(class_dir: Path, out: Path, jobs: int) -> dict:
 def nbgrader_autograde(class_dir: Path, students: list[str], root: Path) -> float | None:
     """Seconds for ``nbgrader autograde`` of ``students``, or None when the course builder is missing."""
     try:
-        from graders import nbgrader_course
+        from graders.integrations import nbgrader_course
     except ImportError:
         return None
     course = root / "course"
@@ -192,7 +193,7 @@ def main(argv=None) -> None:
             chosen = sorted(kinds)[:args.nbgrader]
             seconds = nbgrader_autograde(root / "class", chosen, root / "nbgrader")
             if seconds is None:
-                print("nbgrader: skipped (graders/nbgrader_course.py is missing)")
+                print("nbgrader: skipped (graders/integrations/nbgrader_course.py is missing)")
             else:
                 ours = statistics.mean(float(r["seconds"]) for r in figures["rows"] if r["student"] in chosen)
                 print(f"nbgrader autograde, {len(chosen)} students (one at a time): {seconds:.0f} s, "

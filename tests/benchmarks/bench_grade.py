@@ -37,7 +37,7 @@ def timed(command: list[str], env: dict | None = None) -> float:
 def isolations(asked: str) -> list[str]:
     if asked != "compare":
         return [asked]
-    from graders import sandbox
+    from graders.judge import sandbox
 
     return (["bubblewrap"] if sandbox.bubblewrap_works() else []) + ["limits"]
 

@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from test_nbgrader_course import ASSIGNMENT, jupyter_env, submission_files  # noqa: E402
 
-from graders import nbgrader_course  # noqa: E402
+from graders.integrations import nbgrader_course  # noqa: E402
 
 
 def timed(command: list[str], cwd: Path, env: dict[str, str]) -> float:

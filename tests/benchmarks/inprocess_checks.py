@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from graders import layout
-from graders.checks import CHECKS, load_all
-from graders.checks.base import Context
+from graders.judge import layout
+from graders.judge.checks import CHECKS, load_all
+from graders.judge.checks.base import Context
 from graders.tasks import TASKS
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -59,7 +59,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from graders.build import BEGIN, END
+from graders.course.build import BEGIN, END
 from graders.paths import SOLUTIONS
 from graders.tasks import TASKS
 
@@ -470,7 +470,7 @@ class Outcome:
 
 def grade_file(name: str, text: str) -> tuple[dict[str, str], dict[str, str]]:
     """Grade a submission of solutions/ with ``name`` holding ``text``, on that file's tasks only."""
-    from graders.grade import grade
+    from graders.judge.grade import grade
 
     with tempfile.TemporaryDirectory(prefix="mutation-") as tmp:
         folder, scratch = Path(tmp) / "submission", Path(tmp) / "scratch"

@@ -1,0 +1,155 @@
+"""A class's gradebook: one record per student, grades.csv, and merging the gradebooks of shards.
+
+``OUT_DIR/<student>/grading.json`` is the record of one graded submission: its
+content hash, the status, the points per task, the total and the seconds. It is
+written last, after results.json, so a record always stands for finished files.
+``grades.csv`` is rendered from the records: one row per student, one column
+per task id, then total, status and seconds.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import shutil
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from graders import messages as msg
+from graders.files import atomic_write
+from graders.tasks import TASKS
+
+RECORD = "grading.json"
+CSV_NAME = "grades.csv"
+FIXED_COLUMNS = ("total", "status", "seconds")
+# What a student's folder may hold; merge copies these.
+STUDENT_FILES = (RECORD, "results.json", "scorecard.md", "loss.png")
+
+
+@dataclass
+class Record:
+    student: str
+    status: str
+    total: float = 0.0
+    scores: dict[str, float] = field(default_factory=dict)  # task id -> points; empty when not graded
+    seconds: float = 0.0
+    hash: str = ""
+    settings: str = ""
+
+    @property
+    def graded(self) -> bool:
+        return self.status.startswith(msg.BATCH_GRADED)
+
+    def row(self, task_ids: tuple[str, ...]) -> list[str]:
+        cells = [_number(self.scores[t]) if t in self.scores else "" for t in task_ids]
+        return [_cell(self.student), *cells, _number(self.total), _cell(self.status), f"{self.seconds:.1f}"]
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
+
+
+# A cell a spreadsheet would read as a formula (=HYPERLINK(...), +cmd, -2+3, @SUM): a student's folder name, or a
+# reason that quotes one, is written with a leading apostrophe, which spreadsheets show as text. read_csv takes
+# exactly that apostrophe off again, so every name round-trips.
+_FORMULA = re.compile(r"'*[=+\-@\t\r]")
+
+
+def _cell(text: str) -> str:
+    return "'" + text if _FORMULA.match(text) else text
+
+
+def _uncell(text: str) -> str:
+    return text[1:] if text.startswith("'") and _FORMULA.match(text[1:]) else text
+
+
+def save_record(folder: Path, record: Record) -> None:
+    atomic_write(Path(folder) / RECORD, json.dumps(asdict(record), indent=2, sort_keys=True) + "\n")
+
+
+def load_record(folder: Path) -> Record | None:
+    """The record in ``folder``, or None when there is none or it cannot be read."""
+    try:
+        data = json.loads((Path(folder) / RECORD).read_text())
+        return Record(**data)
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def columns(task_ids: tuple[str, ...]) -> list[str]:
+    return ["student", *task_ids, *FIXED_COLUMNS]
+
+
+def render_csv(records: list[Record], task_ids: tuple[str, ...]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns(task_ids))
+    for record in sorted(records, key=lambda r: r.student):
+        writer.writerow(record.row(task_ids))
+    return out.getvalue()
+
+
+def write_csv(path: Path, records: list[Record], task_ids: tuple[str, ...]) -> None:
+    atomic_write(path, render_csv(records, task_ids))
+
+
+def read_csv(path: Path) -> tuple[tuple[str, ...], list[Record]]:
+    """The task ids (the columns between student and total) and the rows of a grades.csv, as records."""
+    with open(path, newline="", encoding="utf-8", errors="surrogateescape") as f:
+        rows = list(csv.reader(f))
+    header, body = rows[0], rows[1:]
+    task_ids = tuple(header[1:-len(FIXED_COLUMNS)])
+    records = []
+    for row in body:
+        cells = dict(zip(header, row))
+        scores = {t: float(cells[t]) for t in task_ids if cells.get(t, "") != ""}
+        records.append(Record(_uncell(cells["student"]), _uncell(cells["status"]), float(cells["total"] or 0), scores,
+                              float(cells["seconds"] or 0)))
+    return task_ids, records
+
+
+def task_ids_of(selected: tuple[str, ...] | None) -> tuple[str, ...]:
+    """The task columns, in the task table's order."""
+    return tuple(t.id for t in TASKS if selected is None or t.id in selected)
+
+
+def merge(folders: list[Path], out: Path) -> tuple[tuple[str, ...], list[Record]]:
+    """Combine the gradebooks of ``folders`` (shards' OUT_DIRs) into ``out``: grades.csv and the students' folders.
+
+    Raises ValueError when a folder has no grades.csv, when the columns differ, or when a student
+    appears twice.
+    """
+    out = Path(out)
+    if any(Path(f).resolve() == out.resolve() for f in folders):
+        raise ValueError(msg.MERGE_OUT_IS_INPUT.format(out=out))
+    task_ids, first, seen, records = None, None, {}, []
+    for folder in map(Path, folders):
+        path = folder / CSV_NAME
+        if not path.is_file():
+            raise ValueError(msg.MERGE_NO_CSV.format(folder=folder))
+        ids, rows = read_csv(path)
+        if task_ids is None:
+            task_ids, first = ids, path
+        elif ids != task_ids:
+            raise ValueError(msg.MERGE_COLUMNS.format(path=path, got=", ".join(ids), first=first,
+                                                      expected=", ".join(task_ids)))
+        for record in rows:
+            if record.student in seen:
+                raise ValueError(msg.MERGE_DUPLICATE.format(student=record.student, first=seen[record.student],
+                                                            second=folder))
+            seen[record.student] = folder
+            records.append(record)
+    out.mkdir(parents=True, exist_ok=True)
+    for record in records:
+        source = seen[record.student] / record.student
+        if source.is_dir():
+            target = out / record.student
+            target.mkdir(exist_ok=True)
+            for name in STUDENT_FILES:
+                (target / name).unlink(missing_ok=True)
+                if (source / name).is_file():
+                    shutil.copyfile(source / name, target / name)
+    write_csv(out / CSV_NAME, records, task_ids or ())
+    return task_ids or (), records

@@ -1,0 +1,2 @@
+"""What a course is made of: the stubs generated from solutions/ (build-exercises), the student bundle (release)
+and the lesson notebook's text and visible checks."""

@@ -1,0 +1,149 @@
+"""Gradescope: build the autograder zip, and grade one submission inside it.
+
+    autograd-lab gradescope OUT.zip                                 (build, from a checkout)
+    python -m graders.integrations.gradescope run SUBMISSION RESULTS_JSON        (what run_autograder calls)
+
+The zip holds ``setup.sh`` (installs Python, torch's CPU wheel pinned, and the
+wheel of this package built from the checkout, so no private index is needed),
+``run_autograder`` (grades ``/autograder/submission`` into
+``/autograder/results/results.json``), ``constraints.txt`` and the wheel.
+Whatever happens, ``run`` writes a results.json: a submission that cannot be
+graded, or a grader that fails, scores 0 with a message that says why.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from graders import messages as msg
+from graders import paths
+from graders.files import atomic_write
+
+TEMPLATES = paths.TEMPLATES
+SOURCE_PARTS = ("pyproject.toml", "README.md", "graders", "exercises")  # never solutions/: the wheel holds none
+
+
+def torch_version() -> str:
+    """The installed torch's version without its local part ("2.13.0+cpu" -> "2.13.0"): what the templates pin."""
+    return importlib.metadata.version("torch").split("+", 1)[0]
+
+
+def fill(template: str, **values: str) -> str:
+    """``template`` with each ``@NAME@`` replaced by ``values[name]``."""
+    for name, value in values.items():
+        template = template.replace(f"@{name.upper()}@", value)
+    return template
+
+
+def build_wheel(repo: Path, into: Path) -> Path:
+    """The package's wheel, built from a clean copy of the checkout at ``repo`` (no build folders left in it)."""
+    for part in SOURCE_PARTS:
+        if not (repo / part).exists():
+            raise FileNotFoundError(msg.NEEDS_CHECKOUT.format(command="autograd-lab gradescope", path=repo / part)
+                                    + msg.GRADESCOPE_OR_WHEEL)
+    with tempfile.TemporaryDirectory(prefix="agl-wheel-") as tmp:
+        source = Path(tmp) / "autograd-lab"
+        source.mkdir()
+        for part in SOURCE_PARTS:
+            if (repo / part).is_dir():
+                shutil.copytree(repo / part, source / part,
+                                ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info"))
+            else:
+                shutil.copyfile(repo / part, source / part)
+        done = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                               "--wheel-dir", str(into), str(source)], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(msg.GRADESCOPE_BUILD_FAILED.format(code=done.returncode,
+                                                                  output=(done.stdout + done.stderr)[-2000:]))
+    return next(Path(into).glob("autograd_lab-*.whl"))
+
+
+def build_zip(out: Path, repo: Path, wheel: Path | None = None) -> tuple[Path, str]:
+    """Write the autograder zip to ``out``; returns it and the wheel's file name. The wheel is ``wheel`` when
+    given (an installed package has no checkout to build one from), else built from the checkout at ``repo``."""
+    version = torch_version()
+    with tempfile.TemporaryDirectory(prefix="agl-gradescope-") as tmp:
+        if wheel is not None:
+            if not (Path(wheel).is_file() and Path(wheel).name.startswith("autograd_lab-")
+                    and Path(wheel).suffix == ".whl"):
+                raise FileNotFoundError(msg.GRADESCOPE_NO_WHEEL.format(wheel=wheel))
+        else:
+            wheel = build_wheel(repo, Path(tmp))
+        files = {
+            "setup.sh": fill((TEMPLATES / "gradescope" / "setup.sh").read_text(), torch_version=version,
+                             wheel=wheel.name),
+            "run_autograder": (TEMPLATES / "gradescope" / "run_autograder").read_text(),
+            "constraints.txt": f"torch=={version}\n",
+        }
+        out.parent.mkdir(parents=True, exist_ok=True)
+        partial = out.with_name(out.name + ".partial")
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as zf:
+            for name, text in files.items():
+                info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+                info.external_attr = (0o755 if name in ("setup.sh", "run_autograder") else 0o644) << 16
+                info.compress_type = zipfile.ZIP_DEFLATED
+                zf.writestr(info, text)
+            zf.write(wheel, wheel.name)
+        partial.replace(out)
+    return out, wheel.name
+
+
+def not_graded(why: str) -> dict:
+    """A results.json for a submission that could not be graded: 0 points, and why."""
+    from graders.tasks import TOTAL_POINTS
+
+    return {"score": 0.0, "output": why, "visibility": "visible", "stdout_visibility": "hidden", "tests": [],
+            "extra_data": {"max_score": float(TOTAL_POINTS), "examples": 0}}
+
+
+def run(submission: Path, results: Path) -> int:
+    """Grade ``submission`` (the student's files, or a folder or .zip of them) into ``results``; always writes it."""
+    from graders.judge import intake, layout
+    from graders.judge.grade import grade
+    from graders.results import scorecard
+
+    try:
+        with tempfile.TemporaryDirectory(prefix="agl-gradescope-") as scratch:
+            try:
+                folder = _single_zip(submission, Path(scratch)) or submission
+                result = scorecard.results(grade(intake.locate(folder, name=submission.name)))
+            except layout.SubmissionError as error:
+                result = not_graded(msg.GRADESCOPE_NOT_GRADED.format(why=error))
+    except Exception as error:  # noqa: BLE001 - Gradescope must get a results.json whatever happens
+        why = msg.GRADESCOPE_CRASHED.format(error=f"{type(error).__name__}: {error}")
+        atomic_write(results, scorecard.dumps(not_graded(why)))
+        return 1
+    atomic_write(results, scorecard.dumps(result))
+    return 0
+
+
+def _single_zip(submission: Path, scratch: Path) -> Path | None:
+    """Where a submission of one .zip and nothing else unpacks to (Gradescope keeps an uploaded .zip as it is)."""
+    from graders.judge import intake
+
+    entries = [p for p in submission.iterdir() if not p.name.startswith(".")] if submission.is_dir() else []
+    if len(entries) == 1 and entries[0].suffix.lower() == ".zip" and entries[0].is_file():
+        intake.extract_zip(entries[0], scratch / "unpacked", name=entries[0].name)
+        return scratch / "unpacked"
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m graders.integrations.gradescope")
+    sub = parser.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="grade a submission into a results.json (what run_autograder calls)")
+    r.add_argument("submission", type=Path)
+    r.add_argument("results", type=Path)
+    args = parser.parse_args(argv)
+    return run(args.submission, args.results)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,139 @@
+"""Write an nbgrader course directory: ``nbgrader_config.py`` and ``source/<assignment>/``.
+
+``source/<assignment>/`` holds the stub .py files (the same text as exercises/,
+generated from solutions/) and ``<assignment>.ipynb``: the lesson, worked
+examples, a setup cell, and one graded cell per task. A graded cell runs a
+visible check (visible_checks.py), for the student; its score is not the
+kernel's: ``nbgrader_config.py`` puts the judge's preprocessors around
+nbgrader's Execute and runs the kernel in a jail (nbgrader_judge.py). The
+README's "Grading with nbgrader" walks an instructor through the rest.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from graders import messages, paths
+from graders.course.nbgrader_lesson import INTRO, OUTRO, PARTS, SETUP, task_heading
+from graders.course.visible_checks import visible_part
+from graders.tasks import TASKS
+
+DEFAULT_ASSIGNMENT = "autograd_lab"
+# Each cell's limit in nbgrader: a visible check stops itself after 60 s (task 6.1's imports torch first).
+CELL_TIMEOUT = 120
+# nbgrader's autograde preprocessors (nbgrader 0.9's Autograde.autograde_preprocessors), with the judge's two.
+AUTOGRADE_PREPROCESSORS = (
+    # before any code of the student runs: the judge grades the .py files
+    "graders.integrations.nbgrader_judge.JudgeGrades",
+    "nbgrader.preprocessors.Execute",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "graders.integrations.nbgrader_judge.JudgeScores",  # every graded cell's outputs: the judge's message and points
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+)
+SETUP_ID = "setup"
+KERNEL = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+
+CONFIG = '''\
+# nbgrader configuration for the autograd-lab course, written by `autograd-lab nbgrader`.
+# The autograd-lab README, section "Grading with nbgrader", walks through the workflow.
+c = get_config()  # noqa: F821 - nbgrader defines get_config when it reads this file
+
+# Grade the .py files the students submit. Without this, autograde replaces every file that
+# source/{assignment}/ also holds with the source version (the stubs): a correct student scores 0.
+c.Autograde.exclude_overwriting = {{{assignment!r}: {files!r}}}
+
+# A task cell a student deleted is put back, as it was, before autograde runs the notebook.
+c.OverwriteCells.add_missing_cells = True
+
+# zip_collect takes the students' .py files too, not only their notebooks.
+c.FileNameCollectorPlugin.valid_ext = [".ipynb", ".py"]
+
+# The scores come from autograd-lab's judge, never from the notebook's kernel: JudgeGrades grades the
+# .py files before any of the student's code runs (the same judge and sandbox as `autograd-lab grade`),
+# and JudgeScores sets every graded cell's output to the judge's message and points after the notebook
+# ran, before SaveAutoGrades records them. The rest is nbgrader's own list, in its order.
+c.Autograde.autograde_preprocessors = {preprocessors}
+
+# The grading key (`autograd-lab grade --key`): the same for the whole class; None draws the fixed examples.
+c.JudgeGrades.key = None
+
+# The kernel runs in a jail (graders/integrations/kernel_jail.py): read-only, the course folder (the gradebook, the
+# other students' files) and the graders hidden, as the unprivileged user nobody where nbgrader runs as
+# root. A cell of the notebook can change only that student's own outputs, which decide no score.
+c.Execute.kernel_manager_class = "graders.integrations.nbgrader_judge.JailedKernelManager"
+
+# The kernel that runs the notebooks: any Python with numpy (and torch, for task 6's visible check);
+# ipykernel's "python3" is the Python that runs nbgrader; check with `jupyter kernelspec list`.
+c.Execute.kernel_name = "python3"
+
+# Seconds per cell: each visible check stops itself after 60 s.
+c.Execute.timeout = {cell_timeout}
+
+# Keep warnings off stderr: nbgrader gives 0 points to a cell with any output on stderr.
+c.Execute.extra_arguments = ["--IPKernelApp.exec_lines=import warnings; warnings.simplefilter('ignore')"]
+'''
+
+
+def config_text(assignment: str, files: list[str]) -> str:
+    """The text of ``nbgrader_config.py`` for a course whose assignment holds ``files``."""
+    return CONFIG.format(assignment=assignment, files=sorted(files), cell_timeout=CELL_TIMEOUT,
+                         preprocessors="[\n    " + ",\n    ".join(map(repr, AUTOGRADE_PREPROCESSORS)) + ",\n]")
+
+
+def _grade_cell(cell_id: str, source: str, points: int):
+    cell = new_code_cell(source, id=cell_id.replace("_", "-"))
+    cell.metadata = {"deletable": False, "editable": False,
+                     "nbgrader": {"grade": True, "grade_id": cell_id, "locked": True, "points": points,
+                                  "schema_version": 3, "solution": False, "task": False}}
+    return cell
+
+
+def graded_source(task_id: str) -> str:
+    """A task's graded cell: its visible check (the judge's preprocessors set its outputs when autograding)."""
+    return visible_part(task_id)
+
+
+def notebook() -> nbformat.NotebookNode:
+    """The assignment's notebook (nbformat 4, nbgrader cell metadata schema 3), the same every time."""
+    cells = [new_markdown_cell(INTRO, id="intro"), _grade_cell(SETUP_ID, SETUP, 0)]
+    for part, (words, example) in PARTS.items():
+        cells.append(new_markdown_cell(words, id=f"part-{part}"))
+        if example is not None:
+            cells.append(new_code_cell(example, id=f"example-{part}"))
+        for task in TASKS:
+            if task.id.startswith(part + "."):
+                cells.append(new_markdown_cell(task_heading(task.id, task.title, task.points),
+                                               id=f"heading-{task.marker}"))
+                cells.append(_grade_cell(task.marker.replace("task", "task_"), graded_source(task.id),
+                                         task.points))
+    cells.append(new_markdown_cell(OUTRO, id="outro"))
+    return new_notebook(cells=cells, metadata={"kernelspec": KERNEL, "language_info": {"name": "python"}})
+
+
+def build_course(course_dir: Path | str, assignment: str = DEFAULT_ASSIGNMENT, *, force: bool = False) -> list[Path]:
+    """Write the course; returns the files written. An ``nbgrader_config.py`` that differs from ours
+    is kept (FileExistsError) unless ``force``."""
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", assignment):
+        raise ValueError(messages.COURSE_BAD_ASSIGNMENT.format(assignment=assignment))
+    course = Path(course_dir)
+    stubs = paths.given_modules()
+    config, config_path = config_text(assignment, list(stubs)), course / "nbgrader_config.py"
+    if config_path.exists() and config_path.read_text() != config and not force:
+        raise FileExistsError(messages.COURSE_CONFIG_CHANGED.format(path=config_path))
+    source = course / "source" / assignment
+    source.mkdir(parents=True, exist_ok=True)
+    config_path.write_text(config)
+    written = [config_path]
+    for name, text in stubs.items():
+        (source / name).write_text(text)
+        written.append(source / name)
+    nbformat.write(notebook(), source / f"{assignment}.ipynb")
+    return written + [source / f"{assignment}.ipynb"]

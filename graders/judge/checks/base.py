@@ -1,0 +1,259 @@
+"""What every check shares: asking the worker, reading its claims, comparing, Hypothesis.
+
+A check is a function of a Context that returns normally when the task passes
+and raises NotAttempted or CheckFailed (with the rendered message) at the first
+rung of its ladder that fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from hypothesis import HealthCheck, Phase, given, seed, settings
+
+from graders import messages as msg
+from graders.judge.worker_process import Worker, WorkerDied, WorkerTimedOut
+from graders.tasks import BY_ID, Task
+
+STUB_MESSAGE = re.compile(r"^Task (\d\.\d)\b")
+STUB_PART = re.compile(r"Task (\d\.\d): ([^;]+)")
+DEFAULT_TIMEOUT = 10.0
+
+
+class NotAttempted(Exception):
+    """The task's own stub is still in place."""
+
+
+class Skip(Exception):
+    """A task that cannot run on this machine (6.2 without CUDA)."""
+
+
+class CheckFailed(Exception):
+    """A rung of the ladder failed; the argument is the whole message."""
+
+
+@dataclass
+class Tolerance:
+    rtol: float = 1e-10
+    atol: float = 1e-12
+
+    def allowed(self, expected: np.ndarray) -> np.ndarray:
+        scale = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
+        return self.atol * scale + self.rtol * np.abs(expected)
+
+
+TIGHT = Tolerance()
+
+
+@dataclass
+class Context:
+    task: Task
+    worker: Worker
+    missing: tuple[str, ...] = ()
+    not_regular: dict[str, str] = field(default_factory=dict)  # missing modules whose .py is a FIFO, a link, ...
+    key: int | None = None
+    examples: int = 0
+    data: dict = field(default_factory=dict)  # what a task measured beyond pass/fail, for the scorecard
+    deadline: float | None = None  # time.monotonic() at which the whole grade stops (grade's deadline)
+    deadline_seconds: float = 0.0
+
+    # ----- asking the worker -----
+    def ask(self, verb: str, doing: str, *, timeout: float = DEFAULT_TIMEOUT, hint: str | None = None,
+            measure_cpu: bool = False, **args):
+        """The worker's answer to one request, or CheckFailed/NotAttempted in the student's terms."""
+        head = msg.header(self.task, doing=doing)
+        hint_line = msg.HINT.format(hint=hint) if hint else ""
+        left = None if self.deadline is None else self.deadline - time.monotonic()
+        if left is not None and left <= 0:
+            self.past_deadline()
+        try:
+            reply = self.worker.request(verb, args, timeout if left is None else min(timeout, left),
+                                        measure_cpu=measure_cpu)
+        except WorkerTimedOut:
+            if left is not None and left < timeout:
+                self.past_deadline()
+            raise CheckFailed(msg.TIMED_OUT.format(seconds=timeout, **head)) from None
+        except WorkerDied:
+            words = self.worker.last_words()
+            raise CheckFailed(msg.lines(msg.DIED.format(**head), words and msg.LAST_WORDS.format(line=words),
+                                        hint_line)) from None
+        if "ok" in reply:
+            return reply["ok"]
+        raise self.student_error(reply["error"], doing, hint)
+
+    def past_deadline(self):
+        raise CheckFailed(msg.GRADE_DEADLINE.format(seconds=self.deadline_seconds, **msg.header(self.task)))
+
+    def student_error(self, error: dict, doing: str, hint: str | None = None) -> Exception:
+        """The exception to raise for an error that student code raised while ``doing``."""
+        stub = STUB_MESSAGE.match(error.get("message", ""))
+        if "NotImplementedError" in error.get("mro", ()) and stub:
+            if stub[1] == self.task.id or self.task.id in dict(STUB_PART.findall(error["message"])):
+                return NotAttempted(self.not_attempted_text(error["message"]))
+            return NotAttempted(msg.NEEDS_OTHER_TASK.format(task=self.task.id, what=error["message"]))
+        text = f"{error['type']}: {error['message']}" if error.get("message") else error["type"]
+        return CheckFailed(msg.lines(msg.RAISED.format(error=text, **msg.header(self.task, doing=doing)),
+                                     error.get("where") and msg.RAISED_AT.format(where=error["where"]),
+                                     msg.HINT.format(hint=hint) if hint else ""))
+
+    def not_attempted_text(self, stub_message: str) -> str:
+        """The stub's own words for this task: from "Task 3.1: step; Task 3.2: momentum", 3.2's part."""
+        parts = dict(STUB_PART.findall(stub_message))
+        what = parts.get(self.task.id) or stub_message.split(":", 1)[-1].strip()
+        return msg.NOT_ATTEMPTED.format(task=self.task.id, what=what, file=f"{self.task.module}.py")
+
+    def require_files(self, *modules: str) -> None:
+        for name in modules:
+            if name in self.missing:
+                raise CheckFailed(self.missing_text(name))
+
+    def missing_text(self, name: str) -> str:
+        if name in self.not_regular:
+            return msg.NOT_REGULAR_FILE.format(task=self.task.id, file=f"{name}.py", kind=self.not_regular[name])
+        return msg.MISSING_FILE.format(task=self.task.id, file=f"{name}.py")
+
+    def fail(self, what: str, got: str, expected: str, *, hint: str | None = None):
+        raise CheckFailed(msg.lines(msg.WRONG_KIND.format(what=what, got=got, expected=expected,
+                                                          **msg.header(self.task)),
+                                    msg.HINT.format(hint=hint) if hint else ""))
+
+    # ----- reading claims -----
+    def array(self, claim: dict, shape: tuple, what: str, *, hint: str | None = None,
+              scalar_ok: bool = True) -> np.ndarray:
+        """A claimed float64 array of exactly ``shape``, all finite (a 0-d one may be a scalar, unless not
+        ``scalar_ok``: a leaf's .grad is an ndarray, contract.md)."""
+        kind = claim.get("kind")
+        scalar_ok = scalar_ok and kind in ("numpy scalar", "number") and shape == ()
+        if kind != "ndarray" and not scalar_ok:
+            self.fail(what, f"a {claim.get('type')}", f"an ndarray of shape {shape}", hint=hint)
+        value = np.asarray(claim["array"] if "array" in claim else claim["value"])
+        if kind != "number" and value.dtype != np.float64:
+            self.fail(what, f"an array of dtype {value.dtype}", "float64", hint=hint)
+        value = value.astype(np.float64)
+        if value.shape != shape:
+            raise CheckFailed(msg.lines(
+                msg.WRONG_KIND.format(what=what, got=f"of shape {value.shape}", expected=f"shape {shape}",
+                                      **msg.header(self.task)),
+                (hint := msg.diagnose(value, np.zeros(shape))) and msg.HINT.format(hint=hint)))
+        if not np.all(np.isfinite(value)):
+            self.fail(what, "not finite (it holds nan or inf)", "finite values")
+        return value
+
+    def number(self, claim: dict, what: str) -> float:
+        """A claimed Python float (numpy's float64 is a float too), finite."""
+        if claim.get("kind") == "number" and claim.get("type") == "float":
+            value = claim["value"]
+        elif claim.get("kind") == "numpy scalar" and claim.get("type") == "float64":
+            value = float(claim["array"])
+        else:
+            self.fail(what, f"a {claim.get('type')}", "a Python float (read the loss with .item())")
+        if not np.isfinite(value):
+            self.fail(what, f"{value}", "a finite number")
+        return float(value)
+
+    def sequence(self, claim: dict, length: int, what: str) -> list[dict]:
+        if claim.get("kind") != "sequence":
+            self.fail(what, f"a {claim.get('type')}", f"a tuple of {length}")
+        if len(claim["items"]) != length:
+            self.fail(what, f"{len(claim['items'])} values", f"{length}")
+        return claim["items"]
+
+    # ----- comparing -----
+    def compare(self, yours: np.ndarray, expected: np.ndarray, what: str, *, inputs=(),
+                source: str = "", hint: str | None = None, tol: Tolerance = TIGHT) -> None:
+        """Pass when every entry is within ``tol``; else CheckFailed with the inputs (a list of
+        lines, or a function that makes them, called only on failure), theirs, expected, a hint."""
+        yours, expected = np.asarray(yours, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+        error = np.abs(yours - expected)
+        allowed = tol.allowed(expected)
+        bad = error > allowed
+        if not np.any(bad):
+            return
+        index = np.unravel_index(int(np.argmax(np.where(bad, error, -1))), error.shape) if error.ndim else ()
+        classic = msg.diagnose(yours, expected)
+        raise CheckFailed(msg.lines(
+            msg.WRONG_VALUE_HEAD.format(what=what, **msg.header(self.task)),
+            *(inputs() if callable(inputs) else inputs),
+            msg.YOURS.format(value=msg.array_text(yours)),
+            msg.EXPECTED_FROM.format(value=msg.array_text(expected), source=source),
+            msg.LARGEST_ERROR.format(error=float(error[index]), index=tuple(int(i) for i in index),
+                                     allowed=float(allowed[index])),
+            msg.HINT.format(hint=classic) if classic else "",
+            msg.HINT.format(hint=hint) if hint else "",
+        ))
+
+    # ----- Hypothesis -----
+    def forall(self, strategy, test, *, examples: int) -> None:
+        """Run ``test(value)`` over ``examples`` drawn values, derandomized (or seeded by the key).
+
+        A dead or hung worker stops the search at once: later examples fail
+        fast with the same message instead of restarting it again and again.
+        """
+        broken: list[CheckFailed] = []
+
+        def body(value):
+            if broken:
+                raise broken[0]
+            self.examples += 1
+            try:
+                test(value)
+            except CheckFailed as failure:
+                if self.worker.process is None:  # the worker was stopped: died or timed out
+                    broken.append(failure)
+                raise
+
+        with _no_local_constants():
+            self._run(strategy, body, examples)
+
+    def _run(self, strategy, body, examples: int) -> None:
+        options = settings(max_examples=examples, derandomize=self.key is None, database=None, deadline=None,
+                           print_blob=False, suppress_health_check=list(HealthCheck),
+                           phases=(Phase.explicit, Phase.generate, Phase.shrink), report_multiple_bugs=False)
+        run = options(given(strategy)(body))
+        if self.key is not None:
+            run = seed(self.key)(run)
+        run()
+
+
+@contextlib.contextmanager
+def _no_local_constants():
+    """Keep Hypothesis from mixing literals of the judge's own modules into its draws.
+
+    Hypothesis (6.131 and later) draws now and then from the constants of every
+    loaded module outside site-packages, so what it draws would depend on how
+    autograd-lab was installed and on what else the process imported. Grading
+    must not: the same submission always gets the same examples.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - an older Hypothesis has no such feature
+        yield
+        return
+    if not hasattr(providers, "_get_local_constants"):  # pragma: no cover
+        yield
+        return
+    own, empty = providers._get_local_constants, providers.Constants()
+    cache = getattr(getattr(providers, "CONSTANTS_CACHE", None), "cache", {})
+    providers._get_local_constants = lambda: empty
+    cache.clear()  # allowed constants already computed with the local ones
+    try:
+        yield
+    finally:
+        providers._get_local_constants = own
+        cache.clear()
+
+
+def task(task_id: str):
+    """Register a check function for a task id."""
+    def register(function):
+        CHECKS[task_id] = function
+        function.task = BY_ID[task_id]
+        return function
+    return register
+
+
+CHECKS: dict = {}

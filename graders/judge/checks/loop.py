@@ -1,0 +1,517 @@
+"""Tasks 5.1-5.5: the training loop, over stand-ins that compute with torch, and once end to end.
+
+The worker runs the student's train.py over stand-ins (package sub_train, graders/worker/standins.py): a
+Tensor and an SGD whose arithmetic is torch's, the given nn.py over them, and lists of batches for
+loaders, so a mistake elsewhere costs its own task only and the worker holds no answer to tasks 1-4.
+While fit is graded, its train_epoch and evaluate are answered by the judge (``trajectory``). The judge
+computes every expected value with torch (``trajectory.Run``) on the same weights and batches. The one
+end-to-end rung (5.4) trains the lesson's network on the student's whole stack, and the judge computes the
+training MSE of the weights that come back.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import torch
+from hypothesis import strategies as st
+
+from graders import lesson
+from graders import messages as msg
+from graders.judge.checks.base import CheckFailed, Context, Tolerance, task
+from graders.judge.checks.trajectory import Run, weighted_loss  # noqa: F401 - weighted_loss: torch_loop's checks use it from here
+
+PACKAGE = "sub_train"
+TOL = Tolerance(rtol=1e-9, atol=1e-12)
+STALE_GRAD = 100.0  # left on every parameter before the epoch: train_epoch must clear it
+MATCH = {"rtol": 1e-9, "atol": 1e-12}  # how close a run must be to a known mistake to name it
+
+
+# ----- what both sides build -----
+
+
+@dataclass(frozen=True)
+class Setup:
+    """A small regression run both sides can build: the model, its weights, the data, the optimizer."""
+
+    n: int = 10
+    batch_size: int = 4
+    lr: float = 0.1
+    momentum: float = 0.9
+    seed: int = 0
+    sizes: tuple = (2, 4, 1)
+    options: dict = field(default_factory=dict)  # accumulate, clip_norm: passed to train_epoch when set
+    loss: str = "mse"  # or "weighted": a loss that tells its arguments apart (LOSS_WEIGHTED)
+
+    @property
+    def batches(self) -> int:
+        return math.ceil(self.n / self.batch_size)
+
+    def data(self, n: int | None = None, offset: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        rng = np.random.default_rng(self.seed + 1000 + offset)
+        X = np.round(rng.uniform(-2.0, 2.0, (n or self.n, self.sizes[0])), 2)
+        Y = np.sin(X @ np.linspace(1.0, -0.5, self.sizes[0]))[:, None] + 0.5
+        return X, Y
+
+    def state(self, seed: int | None = None) -> dict[str, np.ndarray]:
+        """Weights drawn from ``seed`` (this setup's by default) as the given nn.Linear draws them, named as
+        the given Sequential names them: layers.0.weight, layers.0.bias, layers.2.weight, ..."""
+        rng = np.random.default_rng(self.seed if seed is None else seed)
+        state = {}
+        for i, (n_in, n_out) in enumerate(zip(self.sizes[:-1], self.sizes[1:])):
+            bound = 1.0 / np.sqrt(n_in)
+            state[f"layers.{2 * i}.weight"] = rng.uniform(-bound, bound, (n_in, n_out))
+            state[f"layers.{2 * i}.bias"] = rng.uniform(-bound, bound, (n_out,))
+        return state
+
+    def run(self, seed: int | None = None, **options) -> Run:
+        """The expected run from these weights (``trajectory.Run``)."""
+        return Run(list(self.state(seed).values()), lr=self.lr, momentum=self.momentum, **options)
+
+    def split(self, X=None, Y=None, order=None) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The batches of (X, Y) (this setup's data by default) in ``order`` (the data's by default)."""
+        if X is None:
+            X, Y = self.data()
+        order = np.arange(len(X)) if order is None else order
+        return [(X[order[i:i + self.batch_size]], Y[order[i:i + self.batch_size]])
+                for i in range(0, len(X), self.batch_size)]
+
+    def args(self) -> dict:
+        X, Y = self.data()
+        return {"package": PACKAGE, "sizes": list(self.sizes), "state": self.state(), "X": X,
+                "Y": Y, "batch_size": self.batch_size, "lr": self.lr, "momentum": self.momentum, "loss": self.loss}
+
+    def lines(self, order: str = "in order") -> list[str]:
+        model = "Sequential(" + ", ReLU(), ".join(
+            f"Linear({a}, {b})" for a, b in zip(self.sizes[:-1], self.sizes[1:])) + ")"
+        options = "".join(f", {k}={v!r}" for k, v in self.options.items())
+        return [msg.LOOP_SETUP_MODEL.format(model=model, n=self.n, batch_size=self.batch_size, batches=self.batches,
+                                            order=order),
+                msg.LOOP_SETUP_OPTIM.format(optimizer=f"SGD(lr={self.lr:g}, momentum={self.momentum:g})",
+                                            loss=msg.LOSS_MSE if self.loss == "mse" else msg.LOSS_WEIGHTED,
+                                            options=options)]
+
+
+def shuffled_orders(seed: int, n: int, epochs: int) -> list[np.ndarray]:
+    """One order of the examples per epoch, each ``default_rng(seed).permutation(n)`` drawn anew: the batches a
+    shuffling loader given that generator yields (the worker's stand-in loader replays them)."""
+    rng = np.random.default_rng(seed)
+    return [rng.permutation(n) for _ in range(epochs)]
+
+
+def setups(*, accumulate: bool = False):
+    """Small runs drawn by Hypothesis: sizes of data and batch, momentum, weights; with accumulate and clip_norm."""
+    options = st.just({})
+    if accumulate:
+        options = st.fixed_dictionaries({"accumulate": st.integers(1, 4)},
+                                        optional={"clip_norm": st.sampled_from([0.05, 0.5, 5.0])})
+    return st.builds(Setup, n=st.integers(1, 13), batch_size=st.integers(1, 5), momentum=st.sampled_from([0.0, 0.9]),
+                     seed=st.integers(0, 2**16), options=options)
+
+
+def reference_epoch(setup: Setup, *, zero_grad: str = "each", scale_loss: float = 1.0, swapped: bool = False,
+                    **options) -> tuple[float, list[np.ndarray]]:
+    """(mean loss, parameters) of one expected epoch from stale grads; ``zero_grad`` ("never": the gradients are
+    never cleared, "late": not before the first batch), ``scale_loss`` and ``swapped`` (the loss's arguments)
+    model known mistakes."""
+    run = setup.run(grads=STALE_GRAD)
+    loss = run.epoch(setup.split(), setup.loss, zero_grad=zero_grad, scale=scale_loss, swapped=swapped, **options)
+    return loss, run.weights()
+
+
+def known_mistake(yours: list[np.ndarray], mistakes) -> str | None:
+    """The hint of the first known mistake whose parameters ``yours`` match, else None."""
+    with np.errstate(all="ignore"):  # a wrong run may blow up; it then matches nothing
+        for hint, run in mistakes:
+            expected = run()
+            if all(np.allclose(y, e, **MATCH) for y, e in zip(yours, expected)):
+                return hint
+    return None
+
+
+# ----- reading claims -----
+
+
+def read_float(ctx: Context, claim: dict, what: str, how: str = "read the loss with .item()") -> float:
+    """A Python float (numpy's float64 is one too), finite."""
+    if not ((claim.get("kind") == "number" and claim.get("type") == "float")
+            or (claim.get("kind") == "numpy scalar" and claim.get("type") == "float64")):
+        ctx.fail(what, f"a {claim.get('type')}", msg.LOOP_FLOAT.format(how=how))
+    return ctx.number(claim, what)
+
+
+def read_params(ctx: Context, claims: list, names: list[str], shapes: list[tuple], when: str) -> list[np.ndarray]:
+    if len(claims) != len(names):
+        ctx.fail(f"the model's parameter list {when}", f"{len(claims)} parameters", f"{len(names)}")
+    return [ctx.array(c, shape, f"{name} {when}") for c, name, shape in zip(claims, names, shapes)]
+
+
+def compare_params(ctx: Context, claims: list, expected: dict[str, np.ndarray], when: str, *, inputs, source,
+                   mistakes=()) -> list[np.ndarray]:
+    """The student's parameters against the ``expected`` ones (name to array), naming a known mistake they match."""
+    names = list(expected)
+    yours = read_params(ctx, claims, names, [np.shape(e) for e in expected.values()], when)
+    if any(not np.allclose(y, e, rtol=TOL.rtol, atol=TOL.atol) for y, e in zip(yours, expected.values())):
+        hint = known_mistake(yours, mistakes)
+        for name, y, e in zip(names, yours, expected.values()):
+            ctx.compare(y, e, f"{name} {when}", inputs=inputs, source=source, hint=hint, tol=TOL)
+    return yours
+
+
+def read_history(ctx: Context, claim: dict, function: str, lengths: dict[str, int] | None,
+                 hint: str | None = None) -> dict[str, np.ndarray]:
+    """A history dict of two lists of floats, each of ``lengths[key]`` (any length when None)."""
+    if claim.get("kind") != "dict":
+        ctx.fail(f"what {function} returned", f"a {claim.get('type')}", msg.LOOP_HISTORY)
+    if any(k not in claim["items"] for k in ("train_loss", "val_loss")):
+        ctx.fail(f"what {function} returned", f"a dict with keys {claim['keys']}", msg.LOOP_HISTORY)
+    history = {}
+    for key in ("train_loss", "val_loss"):
+        items, name = claim["items"][key], f'history["{key}"] from {function}'
+        if items.get("kind") != "sequence":
+            ctx.fail(name, f"a {items.get('type')}", "a list of floats, one per epoch")
+        if lengths is not None and len(items["items"]) != lengths[key]:
+            expected = f"{lengths[key]} (one per epoch)" if lengths[key] else "none (there is no val_loader)"
+            raise CheckFailed(msg.lines(
+                msg.WRONG_KIND.format(what=name, got=f"a list of {len(items['items'])}", expected=expected,
+                                      **msg.header(ctx.task)),
+                hint and msg.HINT.format(hint=hint)))
+        history[key] = np.array([read_float(ctx, c, f'history["{key}"][{i}] from {function}')
+                                 for i, c in enumerate(items["items"])])
+    return history
+
+
+def check_modes(ctx: Context, forwards: list, expected: tuple[bool, bool], function: str, hints: tuple[str, str]):
+    """Every forward ran with (model.training, grad mode) as ``expected``."""
+    words = ({True: "in training mode", False: "in eval mode"}, {True: "on", False: "off (no_grad)"})
+    for slot, subject in enumerate(("the model", "grad mode")):
+        for index, seen in enumerate(forwards):
+            if bool(seen[slot]) != expected[slot]:
+                raise CheckFailed(msg.LOOP_MODE.format(
+                    where=f"at forward {index + 1} of {len(forwards)} in {function}", subject=subject,
+                    got=words[slot][bool(seen[slot])], expected=words[slot][expected[slot]], hint=hints[slot],
+                    **msg.header(ctx.task)))
+
+
+def check_steps(ctx: Context, steps: int, setup: Setup) -> None:
+    k = setup.options.get("accumulate", 1)
+    expected = math.ceil(setup.batches / k)
+    if steps != expected:
+        grouping = f" with accumulate={k}" if k > 1 else ""
+        hint = msg.HINT_STEP_PER_GROUP.format(k=k) if k > 1 else msg.HINT_STEP_PER_BATCH
+        raise CheckFailed(msg.LOOP_STEPS.format(got=steps, batches=setup.batches, grouping=grouping,
+                                                expected=expected, hint=hint, **msg.header(ctx.task)))
+
+
+# ----- 5.1 train_epoch, and 5.3's accumulation -----
+
+
+def check_epoch(ctx: Context, setup: Setup, *, full: bool = True) -> None:
+    """One train_epoch of a probed model against the reference. ``full``: 5.1's rungs on the kind of the
+    loss, the modes and the graphs kept; 5.3 checks only the steps and the numbers, so those cost once."""
+    answer = ctx.ask("train_epoch_watched", f"running train_epoch over {setup.batches} batch(es)", **setup.args(),
+                     stale_grad=STALE_GRAD, options=setup.options or None)
+    claim = answer["loss"]
+    is_float = claim.get("type") in ("float", "float64") and claim.get("kind") in ("number", "numpy scalar")
+    loss = read_float(ctx, claim, "the value train_epoch returned") if full or is_float else None
+    if full:
+        check_modes(ctx, answer["forwards"], (True, True), "train_epoch", (msg.HINT_TRAIN_MODE, msg.HINT_TRAIN_GRAD))
+    check_steps(ctx, answer["steps"], setup)
+
+    expected_loss, expected = reference_epoch(setup, **setup.options)
+    k = setup.options.get("accumulate", 1)
+    mistakes = [(msg.HINT_NO_ZERO_GRAD, lambda: reference_epoch(setup, zero_grad="never", **setup.options)[1]),
+                (msg.HINT_STALE_GRAD, lambda: reference_epoch(setup, zero_grad="late", **setup.options)[1])]
+    if k > 1:
+        mistakes.append((msg.HINT_NOT_DIVIDED, lambda: reference_epoch(setup, scale_loss=k, **setup.options)[1]))
+    if "clip_norm" in setup.options:
+        mistakes.append((msg.HINT_NOT_CLIPPED, lambda: reference_epoch(setup, accumulate=k)[1]))
+    if setup.loss != "mse":
+        mistakes.append((msg.HINT_LOSS_ARGS, lambda: reference_epoch(setup, swapped=True, **setup.options)[1]))
+    inputs = setup.lines() + [msg.LOOP_SETUP_START.format(stale=STALE_GRAD)]
+    source = msg.LOOP_REFERENCE.format(function="train_epoch")
+    compare_params(ctx, answer["params"], dict(zip(setup.state(), expected)), "after one epoch", inputs=inputs,
+                   source=source, mistakes=mistakes)
+    if loss is not None:
+        divided = k > 1 and np.isclose(loss * k, expected_loss, **MATCH)
+        ctx.compare(np.float64(loss), expected_loss, "mean batch loss train_epoch returned", inputs=inputs,
+                    source=source, hint=msg.HINT_LOSS_DIVIDED if divided else msg.HINT_MEAN_LOSS, tol=TOL)
+    if full and answer["most_alive"] > 1:
+        raise CheckFailed(msg.LOOP_GRAPHS_KEPT.format(alive=answer["most_alive"], **msg.header(ctx.task)))
+
+
+@task("5.1")
+def train_epoch(ctx: Context) -> None:
+    check_epoch(ctx, Setup())
+    ctx.forall(setups(), lambda setup: check_epoch(ctx, setup), examples=10)
+    check_epoch(ctx, Setup(loss="weighted"))  # MSE cannot tell loss_fn(prediction, target) from the reverse
+
+
+# ----- 5.2 evaluate -----
+
+
+@task("5.2")
+def evaluate(ctx: Context) -> None:
+    for setup, starts in ((Setup(n=11, batch_size=4), (True, False)),
+                          # MSE cannot tell loss_fn(prediction, target) from the reverse
+                          (Setup(n=12, batch_size=4, loss="weighted"), (False,))):
+        check_evaluate(ctx, setup, starts)
+
+
+def check_evaluate(ctx: Context, setup: Setup, starts: tuple[bool, ...]) -> None:
+    run = setup.run()
+    expected = run.evaluate(setup.split(), setup.loss)
+    swapped = run.evaluate(setup.split(), setup.loss, swapped=True)
+    inputs = setup.lines()
+    for start in starts:
+        mode = "training" if start else "eval"
+        args = {k: v for k, v in setup.args().items() if k not in ("lr", "momentum")}
+        answer = ctx.ask("evaluate_watched", f"running evaluate on a model in {mode} mode", **args,
+                         start_training=start)
+        loss = read_float(ctx, answer["loss"], "the value evaluate returned")
+        check_modes(ctx, answer["forwards"], (False, False), "evaluate", (msg.HINT_EVAL_MODE, msg.HINT_EVAL_NO_GRAD))
+        if answer["training_after"] != start:
+            raise CheckFailed(msg.LOOP_MODE.format(
+                where=f"after evaluate of a model in {mode} mode", subject="the model",
+                got=f"in {'training' if answer['training_after'] else 'eval'} mode", expected=f"in {mode} mode",
+                hint=msg.HINT_RESTORE_MODE, **msg.header(ctx.task)))
+        if not answer["grad_enabled_after"]:
+            raise CheckFailed(msg.LOOP_MODE.format(where="after evaluate", subject="grad mode", got="off",
+                                                   expected="on again", hint=msg.HINT_GRAD_MODE_BACK,
+                                                   **msg.header(ctx.task)))
+        hint = msg.HINT_LOSS_ARGS if setup.loss != "mse" and np.isclose(loss, swapped, **MATCH) else msg.HINT_MEAN_LOSS
+        ctx.compare(np.float64(loss), expected, "mean batch loss evaluate returned", inputs=inputs,
+                    source=msg.LOOP_REFERENCE.format(function="evaluate"), hint=hint, tol=TOL)
+        compare_params(ctx, answer["params"], setup.state(), "after evaluate (it must not train)", inputs=inputs,
+                       source=msg.LOOP_WEIGHTS_BEFORE)
+
+
+# ----- 5.3 clip_grad_norm and accumulation -----
+
+
+def torch_clip(grads: list, max_norm: float) -> tuple[float, list]:
+    params = []
+    for g in grads:
+        p = torch.zeros(np.shape(g) if g is not None else (2,), dtype=torch.float64, requires_grad=True)
+        p.grad = None if g is None else torch.tensor(g, dtype=torch.float64)
+        params.append(p)
+    total = torch.nn.utils.clip_grad_norm_(params, max_norm)
+    return float(total), [None if p.grad is None else p.grad.numpy() for p in params]
+
+
+def clip_mistake(grads, yours, max_norm, total) -> str | None:
+    """A hint when the clipped grads match a known mistake."""
+    given = [g for g in grads if g is not None]
+    for hint, scale in ((msg.HINT_CLIP_EPSILON, min(1.0, max_norm / total) if total else 1.0),
+                        (msg.HINT_CLIP_ALWAYS, max_norm / (total + 1e-6))):
+        if all(np.allclose(y, g * scale, **MATCH) for y, g in zip(yours, given)):
+            return hint
+    return msg.HINT_CLIP
+
+
+def check_clip(ctx: Context, grads: list, max_norm: float) -> None:
+    answer = ctx.ask("clip", f"calling clip_grad_norm(params, max_norm={max_norm!r})", package=PACKAGE,
+                     grads=grads, max_norm=max_norm)
+    total, expected = torch_clip(grads, max_norm)
+    inputs = [msg.CLIP_INPUTS.format(grads=", ".join("None" if g is None else msg.array_text(g) for g in grads),
+                                     max_norm=max_norm)]
+    yours_total = read_float(ctx, answer["total"], "the norm clip_grad_norm returned", how="float(total)")
+    after = total * min(1.0, max_norm / (total + 1e-6))
+    hint = msg.HINT_CLIP_AFTER if total and np.isclose(yours_total, after, **MATCH) else msg.HINT_CLIP
+    ctx.compare(np.float64(yours_total), total, "norm clip_grad_norm returned", inputs=inputs,
+                source=msg.CLIP_SOURCE, hint=hint)
+    yours = []
+    for index, (g, claim, same) in enumerate(zip(grads, answer["grads"], answer["same_array"])):
+        what = f"parameter {index}'s grad after clip_grad_norm"
+        if g is None:
+            if claim.get("type") != "NoneType":
+                ctx.fail(what, f"a {claim.get('type')}", "None (a parameter without a grad is skipped)")
+            continue
+        yours.append(ctx.array(claim, np.shape(g), f"the {what}"))
+        if not same:
+            raise CheckFailed(msg.CLIP_REPLACED.format(index=index, **msg.header(ctx.task)))
+    hint = clip_mistake(grads, yours, max_norm, total)
+    for y, e in zip(yours, [e for e in expected if e is not None]):
+        ctx.compare(y, e, "grad after clip_grad_norm", inputs=inputs, source=msg.CLIP_SOURCE, hint=hint)
+
+
+CLIP_GRADS = [np.array([[1.0, -2.0, 0.5], [2.5, 0.0, -1.5]]), None, np.array([3.0, -1.0])]
+# A 0-d parameter's grad (a 0-d ndarray, contract.md) must be scaled in place like any other.
+CLIP_GRADS_0D = [np.array(3.0), np.array([0.5, -1.0])]
+
+
+def grad_lists():
+    grad = st.lists(st.floats(-4.0, 4.0), min_size=1, max_size=6).map(lambda v: np.round(np.array(v), 3))
+    return st.lists(st.one_of(st.none(), grad), min_size=1, max_size=4).filter(
+        lambda gs: any(g is not None for g in gs))
+
+
+@task("5.3")
+def accumulation_and_clipping(ctx: Context) -> None:
+    check_clip(ctx, CLIP_GRADS, 1.0)  # norm about 5.1: clipped
+    check_clip(ctx, CLIP_GRADS, 10.0)  # left alone
+    check_clip(ctx, CLIP_GRADS_0D, 0.1)
+    ctx.forall(st.tuples(grad_lists(), st.sampled_from([0.1, 1.0, 3.0, 100.0])),
+               lambda drawn: check_clip(ctx, *drawn), examples=15)
+    base = Setup(n=14, batch_size=2)  # 7 batches
+    check_epoch(ctx, replace(base, options={"accumulate": 3}), full=False)  # groups of 3, 3 and a last 1
+    check_epoch(ctx, replace(base, options={"accumulate": 2, "clip_norm": 0.05}), full=False)
+    ctx.forall(setups(accumulate=True), lambda setup: check_epoch(ctx, setup, full=False), examples=10)
+
+
+# ----- 5.4 fit -----
+
+
+def reference_fit(setup: Setup, epochs: int, *, shuffle_seed=None, val=None, run: Run | None = None):
+    """(history, run) of the expected fit: from this setup's weights (or ``run``'s state), its batches in order or
+    shuffled by ``shuffle_seed``, with a val_loader over ``val`` (X, Y) when given."""
+    run = setup.run() if run is None else run
+    X, Y = setup.data()
+    orders = shuffled_orders(shuffle_seed, len(X), epochs) if shuffle_seed is not None else [None] * epochs
+    history = run.fit([setup.split(X, Y, order) for order in orders], setup.loss,
+                      val=None if val is None else setup.split(*val))
+    return history, run
+
+
+def check_fit(ctx: Context, setup: Setup, epochs: int, *, with_val: bool, shuffle_seed: int = 7) -> None:
+    val = setup.data(n=6, offset=1) if with_val else None
+    answer = ctx.ask("fit_history", f"running fit for {epochs} epochs{' with a val_loader' if with_val else ''}",
+                     **setup.args(), epochs=epochs, orders=shuffled_orders(shuffle_seed, setup.n, epochs), val=val)
+    history = read_history(ctx, answer["history"], "fit", {"train_loss": epochs, "val_loss": epochs * with_val})
+    expected, run = reference_fit(setup, epochs, shuffle_seed=shuffle_seed, val=val)
+    inputs = setup.lines(order=f"shuffled by default_rng({shuffle_seed})") + [
+        msg.LOOP_SETUP_FIT.format(epochs=epochs, val=msg.LOOP_SETUP_VAL.format(n=len(val[0])) if with_val else "")]
+    source = msg.LOOP_REFERENCE.format(function="fit")
+    for key in ("train_loss", "val_loss"):
+        ctx.compare(history[key], np.array(expected[key]), f'history["{key}"]', inputs=inputs, source=source,
+                    tol=TOL)
+    compare_params(ctx, answer["params"], dict(zip(setup.state(), run.weights())), f"after {epochs} epochs",
+                   inputs=inputs, source=source)
+
+
+LESSON = lesson.LESSON
+NOISE_FLOOR, BAR = lesson.NOISE_FLOOR, lesson.BAR
+END_TO_END_TIMEOUT = 60.0
+END_TO_END_MODULES = ("tensor", "optim", "data", "train")
+
+
+def lesson_mse(params: list[np.ndarray], X: np.ndarray, Y: np.ndarray) -> float:
+    """The training MSE of a 1-32-1 ReLU network's weights, by the judge, in numpy."""
+    W1, b1, W2, b2 = params
+    return float(np.mean((np.maximum(X @ W1 + b1, 0.0) @ W2 + b2 - Y) ** 2))
+
+
+@task("5.4")
+def fit(ctx: Context) -> None:
+    setup = Setup(n=12, batch_size=4)
+    check_fit(ctx, setup, 3, with_val=True)
+    check_fit(ctx, setup, 2, with_val=False)
+
+    for name in END_TO_END_MODULES:
+        if name in ctx.missing:
+            raise CheckFailed(msg.FIT_E2E_MISSING.format(file=f"{name}.py", **msg.header(ctx.task)))
+    seed = lesson.data_seed(ctx.key)
+    X, Y = lesson.task_data(ctx.key)
+    hidden = LESSON["hidden"]
+    text = msg.FIT_E2E_SETUP.format(**LESSON, data=msg.E2E_KEY_DATA if seed else msg.E2E_LESSON_DATA)
+    answer = ctx.ask("fit_end_to_end", msg.FIT_E2E_DOING.format(setup=text), timeout=END_TO_END_TIMEOUT,
+                     hint=msg.FIT_E2E_WHOLE_STACK, package="sub_all", X=X, Y=Y, **{**LESSON, "seed": seed})
+    ctx.data["lesson_data"] = not seed  # the stored reference curve is the lesson data's
+    params = read_params(ctx, answer["params"], ["layers.0.weight", "layers.0.bias", "layers.2.weight",
+                                                 "layers.2.bias"],
+                         [(1, hidden), (hidden,), (hidden, 1), (1,)], f"after the lesson's run ({text})")
+    with np.errstate(all="ignore"):
+        mse = lesson_mse(params, X, Y)
+    ctx.data["lesson_mse"] = mse
+    losses = answer.get("train_loss")
+    if isinstance(losses, list) and all(isinstance(v, float) and np.isfinite(v) for v in losses):
+        ctx.data["train_loss"] = losses  # the student's own claim: drawn on the scorecard, never graded
+    if not mse < BAR:
+        raise CheckFailed(msg.FIT_E2E_ABOVE_BAR.format(setup=text, mse=mse, bar=BAR, floor=NOISE_FLOOR, n=len(X),
+                                                       **msg.header(ctx.task)))
+
+
+# ----- 5.5 checkpoint and resume -----
+
+CKPT_SETUP = Setup(n=12, batch_size=4, lr=0.05, momentum=0.9, seed=3)
+CKPT_EPOCHS, CKPT_FIRST, FRESH_SEED = 4, 2, 99
+CKPT_PATHS = ("checkpoint", "run.ckpt")
+
+
+def resume_mistakes(setup: Setup, val, epochs: int, first: int):
+    """Known wrong resumptions, run on the reference: (hint, a function giving the final parameters)."""
+    def ignored():  # a fresh run from the new model's own weights
+        return reference_fit(setup, epochs, val=val, run=setup.run(FRESH_SEED))[1].weights()
+
+    def continued(more: int, fresh_optimizer: bool):  # the first epochs, then ``more`` on the same weights
+        run = setup.run()
+        reference_fit(setup, first, val=val, run=run)
+        if fresh_optimizer:
+            run.forget_state()
+        return reference_fit(setup, more, val=val, run=run)[1].weights()
+
+    return [(msg.HINT_CKPT_IGNORED, ignored),
+            (msg.HINT_CKPT_OPTIMIZER, lambda: continued(epochs - first, fresh_optimizer=True)),
+            (msg.HINT_CKPT_EPOCHS.format(epochs=epochs), lambda: continued(epochs, fresh_optimizer=False))]
+
+
+def _length(history: dict) -> int | None:
+    """How many train losses a history claim holds, if it is a dict holding a list."""
+    items = history.get("items") if history.get("kind") == "dict" else None
+    losses = items.get("train_loss", {}) if isinstance(items, dict) else {}
+    return len(losses["items"]) if losses.get("kind") == "sequence" else None
+
+
+def check_resume(ctx: Context, path: str) -> None:
+    setup, epochs, first = CKPT_SETUP, CKPT_EPOCHS, CKPT_FIRST
+    val = setup.data(n=4, offset=1)
+    answer = ctx.ask("fit_resume", f"running fit with checkpoint={path!r} and resuming from it", **setup.args(),
+                     fresh_state=setup.state(FRESH_SEED), val=val, epochs=epochs, first=first,
+                     path=path)
+    files = answer["files"]
+    if not files["at_path"]:
+        found = msg.CKPT_FOUND.format(names=", ".join(map(repr, files["near"]))) if files["near"] \
+            else msg.CKPT_NOTHING
+        hint = msg.HINT_CKPT_NPZ if files["with_npz"] else msg.HINT_CKPT_SAVE
+        raise CheckFailed(msg.CKPT_NOT_AT_PATH.format(path=path, found=found, hint=hint, **msg.header(ctx.task)))
+    if "load_error" in files:
+        raise CheckFailed(msg.CKPT_UNREADABLE.format(path=path, error=files["load_error"], **msg.header(ctx.task)))
+
+    expected, run = reference_fit(setup, epochs, val=val)
+    expected = {k: np.asarray(v) for k, v in expected.items()}
+    params = dict(zip(setup.state(), run.weights()))
+    whole = read_history(ctx, answer["whole"]["history"], "fit", None)
+    source = msg.LOOP_REFERENCE.format(function="fit, uninterrupted,")
+    if not all(whole[k].shape == expected[k].shape and np.allclose(whole[k], expected[k], rtol=TOL.rtol,
+                                                                    atol=TOL.atol) for k in whole):
+        # fit itself differs (task 5.4 says how): hold the resumed run to the student's own uninterrupted one
+        source, expected = msg.LOOP_OWN_RUN, whole
+        params = dict(zip(params, read_params(ctx, answer["whole"]["params"], list(params),
+                                              [p.shape for p in params.values()], "after fit")))
+    inputs = setup.lines() + [msg.CKPT_SCENARIO.format(first=first, path=path, epochs=epochs)]
+    cut = read_history(ctx, answer["cut"]["history"], f"fit(..., epochs={first})",
+                       {k: len(v[:first]) for k, v in expected.items()})
+    lengths = {k: len(v) for k, v in expected.items()}
+    hint = msg.HINT_CKPT_EPOCHS.format(epochs=epochs) if _length(answer["resumed"]["history"]) == epochs + first \
+        else msg.HINT_CKPT_HISTORY
+    resumed = read_history(ctx, answer["resumed"]["history"], "the resumed fit", lengths, hint=hint)
+    for key in ("train_loss", "val_loss"):
+        ctx.compare(cut[key], expected[key][:first], f'history["{key}"] of the first {first} epochs',
+                    inputs=inputs, source=source, tol=TOL)
+    compare_params(ctx, answer["resumed"]["params"], params, "at the end of the resumed run", inputs=inputs,
+                   source=source, mistakes=resume_mistakes(setup, val, epochs, first))
+    for key in ("train_loss", "val_loss"):
+        ctx.compare(resumed[key], expected[key], f'history["{key}"] of the resumed run', inputs=inputs,
+                    source=source, hint=msg.HINT_CKPT_HISTORY, tol=TOL)
+
+
+@task("5.5")
+def checkpoint(ctx: Context) -> None:
+    for path in CKPT_PATHS:
+        check_resume(ctx, path)
+    answer = ctx.ask("resume_from_pickle", "resuming fit from a checkpoint that holds a pickle",
+                     **CKPT_SETUP.args(), path=CKPT_PATHS[0])
+    if answer["tripped"] is not False:
+        raise CheckFailed(msg.CKPT_UNPICKLED.format(**msg.header(ctx.task)))

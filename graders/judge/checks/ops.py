@@ -1,0 +1,462 @@
+"""Tasks 1.1-1.8: each op's backward rule against torch.autograd, one line per op.
+
+The rule is called directly (``out._backward(g)``), not through the engine,
+so these tasks can be done, and graded, before task 2.1. In tasks 1.2 and 1.3
+the rules call the reference ``unbroadcast``, so a mistake in 1.1 costs once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from hypothesis import strategies as st
+
+from graders import messages as msg
+from graders.judge import reference
+from graders.judge import strategies as s
+from graders.judge.checks.base import TIGHT, CheckFailed, Context, task
+from graders.judge.worker_process import WorkerDied, WorkerTimedOut
+
+EXAMPLES_PER_OP = 40
+NAMES = "xy"  # the operands, by position, as the stubs name them (x @ w for matmul)
+
+
+@dataclass(frozen=True)
+class OpCase:
+    task: str
+    op: str
+    text: str
+    torch: Callable
+    operands: st.SearchStrategy  # of (operands, kwargs); an operand is an ndarray or a float constant
+    fixed: tuple
+    hint: str
+
+
+def _pair(*, low=-3.0, high=3.0, divisor=False):
+    return s.broadcast_pairs().flatmap(lambda shapes: st.tuples(
+        s.arrays(shapes[0], low=low, high=high),
+        s.arrays(shapes[1], low=low, high=high, away_from_zero=0.5 if divisor else 0.0),
+    ).map(lambda ab: (list(ab), {})))
+
+
+def _with_constant(*, left: bool, divisor=False):
+    constant = s.values(low=-3.0, high=3.0, away_from_zero=0.5)
+    tensor = s.shapes().flatmap(lambda shape: s.arrays(shape, away_from_zero=0.5 if divisor else 0.0))
+    return st.tuples(constant, tensor).map(lambda ct: ([ct[0], ct[1]] if left else [ct[1], ct[0]], {}))
+
+
+def _unary(*, low=-3.0, high=3.0, away_from_zero=0.0, min_dims=0):
+    return s.shapes(min_dims=min_dims).flatmap(
+        lambda shape: s.arrays(shape, low=low, high=high, away_from_zero=away_from_zero)).map(lambda a: ([a], {}))
+
+
+def _matmul():
+    sizes = st.tuples(*[st.integers(1, 4)] * 3)
+    return sizes.flatmap(lambda nkm: st.tuples(s.arrays((nkm[0], nkm[1])), s.arrays((nkm[1], nkm[2])))) \
+        .map(lambda ab: (list(ab), {}))
+
+
+def _power():
+    exponent = st.sampled_from([-2.0, -1.0, -0.5, 0.5, 1.5, 2.0, 3.0])
+    base = s.shapes().flatmap(lambda shape: s.arrays(shape, low=0.5, high=2.5))
+    return st.tuples(base, exponent).map(lambda bp: ([bp[0]], {"p": bp[1]}))
+
+
+def _reduction():
+    return s.shapes(min_dims=1).flatmap(lambda shape: st.tuples(
+        s.arrays(shape), s.axes(len(shape)), st.booleans(),
+    )).map(lambda a: ([a[0]], {"axis": a[1], "keepdims": a[2]}))
+
+
+def _reshape():
+    return s.shapes(min_dims=1).flatmap(lambda shape: st.tuples(s.arrays(shape), s.reshapes(shape))) \
+        .map(lambda a: ([a[0]], {"shape": a[1]}))
+
+
+def _torch_reduce(name):
+    def reduce(a, axis=None, keepdims=False):
+        dims = tuple(range(a.ndim)) if axis is None else axis
+        return getattr(torch, name)(a, dim=dims, keepdim=keepdims)
+    return reduce
+
+
+A = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+B = np.array([0.5, 2.0, -1.5])
+W = np.array([[1.0, -0.5], [0.25, 2.0], [-1.5, 0.75]])
+POSITIVE = np.array([[0.5, 1.0, 2.0], [1.5, 0.25, 3.0]])
+
+# The op table, written out: task, op, how it reads, torch's version, inputs, a friendly point, the math.
+CASES = (
+    OpCase("1.2", "add", "x + y", lambda a, b: a + b, _pair(), ([A, B], {}), "how much out moves when x (or y) moves, times g; each summed back to its input's shape (unbroadcast)"),
+    OpCase("1.2", "add", "x + 2.5", lambda a, b: a + b, _with_constant(left=False), ([A, 2.5], {}), "a constant gets no gradient: one gradient, for the Tensor"),
+    OpCase("1.2", "add", "2.5 + y", lambda a, b: a + b, _with_constant(left=True), ([2.5, A], {}), "a constant gets no gradient: one gradient, for the Tensor"),
+    OpCase("1.2", "sub", "x - y", lambda a, b: a - b, _pair(), ([A, B], {}), "how much out moves when x (or y) moves, times g; each summed back to its input's shape (unbroadcast)"),
+    OpCase("1.2", "sub", "2.5 - y", lambda a, b: a - b, _with_constant(left=True), ([2.5, A], {}), "a constant gets no gradient; mind the sign y enters out with"),
+    OpCase("1.2", "neg", "-x", lambda a: -a, _unary(), ([A], {}), "mind the sign x enters out with"),
+    OpCase("1.3", "mul", "x * y", lambda a, b: a * b, _pair(), ([A, B], {}), "the derivative of a product by one factor involves the other factor; each summed back to its input's shape"),
+    OpCase("1.3", "mul", "x * 2.5", lambda a, b: a * b, _with_constant(left=False), ([A, 2.5], {}), "the derivative of x * c by x, for a constant c, times g"),
+    OpCase("1.3", "div", "x / y", lambda a, b: a / b, _pair(divisor=True), ([A, B], {}), "differentiate x * (1 / y) by each of x and y; each summed back to its input's shape"),
+    OpCase("1.3", "div", "2.5 / y", lambda a, b: a / b, _with_constant(left=True, divisor=True), ([2.5, POSITIVE], {}), "differentiate c * (1 / y) by y, for a constant c"),
+    OpCase("1.4", "matmul", "x @ w", lambda a, b: a @ b, _matmul(), ([A, W], {}), "write one entry of out as a sum over the shared axis and differentiate; the gradients' shapes leave one way to combine g with the other matrix"),
+    OpCase("1.5", "pow", "x ** p", lambda a, p: a**p, _power(), ([POSITIVE], {"p": 3.0}), "the power rule of calculus, times g"),
+    OpCase("1.5", "exp", "x.exp()", torch.exp, _unary(), ([A], {}), "exp is its own derivative, and the forward's out is at hand"),
+    OpCase("1.5", "log", "x.log()", torch.log, _unary(low=0.2, high=5.0), ([POSITIVE], {}), "the derivative of log, times g"),
+    OpCase("1.6", "relu", "x.relu()", torch.relu, _unary(away_from_zero=0.01), ([A], {}), "relu's slope is 1 where x > 0 and 0 elsewhere"),
+    OpCase("1.6", "tanh", "x.tanh()", torch.tanh, _unary(), ([A], {}), "tanh's derivative is simplest written with its output out"),
+    OpCase("1.6", "sigmoid", "x.sigmoid()", torch.sigmoid, _unary(), ([A], {}), "sigmoid's derivative is simplest written with its output out"),
+    OpCase("1.7", "sum", "x.sum(axis, keepdims)", _torch_reduce("sum"), _reduction(), ([A], {"axis": 0, "keepdims": False}), "every element gets the g of the sum it went into: put the summed axes back, then broadcast"),
+    OpCase("1.7", "mean", "x.mean(axis, keepdims)", _torch_reduce("mean"), _reduction(), ([A], {"axis": 1, "keepdims": True}), "like sum's rule, divided by the number of elements averaged together"),
+    OpCase("1.7", "square_mean", "x.square_mean()", lambda a: (a**2).mean(), _unary(min_dims=1), ([A], {}), "a mean of squares: the square's derivative, and the mean's division by the number of elements"),
+    OpCase("1.8", "reshape", "x.reshape(*shape)", lambda a, shape: a.reshape(shape), _reshape(), ([A], {"shape": (3, 2)}), "reshape only moves entries: nothing is scaled, only the shape goes back"),
+    OpCase("1.8", "T", "x.T", lambda a: a.permute(tuple(reversed(range(a.ndim)))), _unary(), ([A], {}), "a transpose only moves entries: reverse the axes back"),
+)
+
+CASES_BY_OP = {case.op: case for case in CASES}
+
+RELU_AT_ZERO = OpCase("1.6", "relu", "x.relu() at x = 0", torch.relu, _unary(), ([np.array([[-1.0, 0.0, 2.0]])], {}),
+                      "PyTorch takes relu's slope at exactly 0 as 0")
+
+
+def _sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
+    """A broadcast gradient summed back to ``shape``, by torch (for the mistake models below)."""
+    summed = torch.from_numpy(np.ascontiguousarray(grad, dtype=np.float64))
+    return (summed.sum() if shape == () else summed.sum_to_size(shape)).numpy()
+
+
+# Mistakes that can be recognised from their numbers: (op, the input's index) -> [(the gradient that mistake gives,
+# from the operands, g and out; what the hint then says)]. A hint names the mistake, never the formula.
+MISTAKES = {
+    ("mul", 0): [(lambda x, g, out: g * x[0], "the gradient for x was multiplied by x itself; a product's "
+                  "derivative by one factor involves the other factor")],
+    ("mul", 1): [(lambda x, g, out: g * x[1], "the gradient for y was multiplied by y itself; a product's "
+                  "derivative by one factor involves the other factor")],
+    ("div", 1): [(lambda x, g, out: -g / x[1] ** 2, "that is the derivative of 1 / y alone: the numerator x is "
+                  "missing")],
+    ("exp", 0): [(lambda x, g, out: g, "g passed on unchanged: exp's own derivative is never multiplied in")],
+    ("log", 0): [(lambda x, g, out: g * x[0], "multiplied by x, where log's derivative divides by it")],
+    ("relu", 0): [(lambda x, g, out: g * (x[0] >= 0), "the gradient passes at exactly x = 0, where PyTorch's "
+                   "slope is 0")],
+    ("tanh", 0): [(lambda x, g, out: g * (1.0 - x[0] ** 2), "the input x was used where the rule needs tanh's "
+                   "output out"),
+                  (lambda x, g, out: g * (1.0 - out), "the output appears, but not squared")],
+    ("sigmoid", 0): [(lambda x, g, out: g * x[0] * (1.0 - x[0]), "the input x was used where the rule needs "
+                      "sigmoid's output out"),
+                     (lambda x, g, out: g * out, "half the derivative: a factor with (1 - out) is missing")],
+    ("square_mean", 0): [(lambda x, g, out: g * 2.0 * x[0], "not divided by the number of elements averaged"),
+                         (lambda x, g, out: g * x[0] / x[0].size, "the square's factor 2 is missing")],
+}
+
+
+def _mistake_models(case: OpCase, operands, kwargs, upstream, index: int):
+    """The (gradient, hint) of each known mistake for input ``index`` of ``case`` at these inputs."""
+    arrays = [np.asarray(v, dtype=np.float64) for v in operands]
+    out = np.asarray(reference.vjp(case.torch, list(operands), kwargs)[0], dtype=np.float64)
+    g = np.asarray(upstream, dtype=np.float64)
+    if case.op == "pow":
+        p = kwargs["p"]
+        return [(g * p * arrays[0] ** p, "the power was not lowered by one")]
+    models = []
+    for model, hint in MISTAKES.get((case.op, index), ()):
+        with np.errstate(all="ignore"):
+            models.append((_sum_to(model(arrays, g, out), np.shape(operands[index])), hint))
+    return models
+
+
+FORGETS_G = ("the local derivative alone: the chain rule multiplies it by g, the gradient arriving from the "
+             "output")
+
+
+def mistake_hint(case: OpCase, operands, kwargs, upstream, index: int, yours: np.ndarray,
+                 expected: np.ndarray) -> str | None:
+    """The hint of the known mistake whose gradient is exactly ``yours``, if one is."""
+    g = np.asarray(upstream, dtype=np.float64)
+    if yours.shape == expected.shape == g.shape and np.any(yours) \
+            and np.allclose(yours * g, expected, rtol=1e-9, atol=1e-12):
+        return FORGETS_G
+    for wrong, hint in _mistake_models(case, operands, kwargs, upstream, index):
+        if wrong.shape == yours.shape and np.all(np.isfinite(wrong)) \
+                and np.allclose(yours, wrong, rtol=1e-9, atol=1e-12):
+            return hint
+    return None
+
+
+def _kwargs_text(kwargs) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+
+
+def operand_names(case: OpCase, operands) -> list[str]:
+    """The name of each Tensor operand, by its position, as the stub names it: ``2.5 - y`` has one, ``y``."""
+    names = "xw" if case.op == "matmul" else NAMES
+    return [names[position] for position, value in enumerate(operands) if isinstance(value, np.ndarray)]
+
+
+def _input_lines(case: OpCase, operands, kwargs, upstream) -> list[str]:
+    lines, names = [], iter(operand_names(case, operands))
+    for value in operands:
+        if isinstance(value, np.ndarray):
+            lines.append(f"  {next(names)} = {msg.array_text(value)}")
+        else:
+            lines.append(f"  constant {value!r}")
+    if kwargs:
+        lines.append(f"  {_kwargs_text(kwargs)}")
+    lines.append(f"  g = {msg.array_text(upstream)}   (the upstream gradient)")
+    return lines
+
+
+def _encode(operands, kwargs):
+    wire = [{"tensor": v} if isinstance(v, np.ndarray) else {"const": float(v)} for v in operands]
+    return wire, {k: list(v) if isinstance(v, tuple) else v for k, v in kwargs.items()}
+
+
+def check_case(ctx: Context, case: OpCase, operands, kwargs, upstream, *, witness=False) -> None:
+    """One rung of values: the student's rule at these inputs against torch.autograd."""
+    out, expected = reference.expected_vjp(case.torch, operands, kwargs, upstream, with_finite_differences=witness)
+    wire, wire_kwargs = _encode(operands, kwargs)
+    text = f"{case.text} with {_kwargs_text(kwargs)}" if kwargs else case.text
+    try:
+        answer = ctx.ask("op_backward", f"calling the backward rule of {text}", package="sub_tensor", op=case.op,
+                         operands=wire, kwargs=wire_kwargs, upstream=upstream,
+                         isolate_unbroadcast=case.task in ("1.2", "1.3"))
+    except CheckFailed as failure:  # show the inputs that made the student's code raise
+        raise CheckFailed(msg.lines(str(failure), *_input_lines(case, operands, kwargs, upstream))) from None
+    check_answer(ctx, case, operands, kwargs, upstream, answer, expected, witness=witness)
+
+
+def check_answer(ctx: Context, case: OpCase, operands, kwargs, upstream, answer: dict, expected, *,
+                 witness=False) -> None:
+    """The gradients of one answer of the student's rule (op_backward's or op_cost's) against ``expected``."""
+    if "grads" not in answer:
+        ctx.fail(f"{case.text}", f"a {answer['out'].get('type')}", "a Tensor")
+    slots = answer["slots"]
+    grads = ctx.sequence(answer["grads"], len(slots), f"out._backward(g) for {case.text} (one gradient per parent)")
+    arrays, names = [v for v in operands if isinstance(v, np.ndarray)], operand_names(case, operands)
+    for index, (value, want) in enumerate(zip(arrays, expected)):
+        if index not in slots:
+            ctx.fail(f"out._parents of {case.text}", f"missing input {names[index]}", "each input Tensor")
+        what = f"gradient for {names[index]} in {case.text}"
+        yours = ctx.array(grads[slots.index(index)], value.shape, f"the {what}")
+        if yours.shape != np.shape(want) or np.any(np.abs(yours - want) > TIGHT.allowed(want)):
+            hint = mistake_hint(case, operands, kwargs, upstream, index, yours, want) or case.hint
+        else:
+            hint = case.hint
+        ctx.compare(yours, want, what, inputs=lambda: _input_lines(case, operands, kwargs, upstream),
+                    source=reference.source_text(witness), hint=hint)
+
+
+def _upstream(shape, rng_seed: int) -> np.ndarray:
+    return np.asarray(np.round(np.random.default_rng(rng_seed).uniform(-2.0, 2.0, shape), 2))
+
+
+def check_ops(ctx: Context, cases, examples: int = EXAMPLES_PER_OP) -> None:
+    """The ladder for each op of a task: the friendly point, the cost on a large input, then Hypothesis's inputs."""
+    for case in cases:
+        operands, kwargs = case.fixed
+        out_shape = np.shape(reference.vjp(case.torch, operands, kwargs)[0])
+        check_case(ctx, case, operands, kwargs, _upstream(out_shape, 0), witness=True)
+    wrong_when_timed = check_cost(ctx)  # before the many drawn examples, so a rule in disguise fails fast
+
+    for case in cases:
+        def one(drawn, case=case):
+            (operands, kwargs), g_seed = drawn
+            out_shape = np.shape(reference.vjp(case.torch, operands, kwargs)[0])
+            check_case(ctx, case, operands, kwargs, _upstream(out_shape, g_seed))
+
+        ctx.forall(st.tuples(case.operands, st.integers(0, 2**16)), one, examples=examples)
+    if wrong_when_timed is not None:  # right on every drawn input, wrong only on the large one that was timed
+        raise wrong_when_timed
+
+
+def cases_of(task_id: str) -> list[OpCase]:
+    return [case for case in CASES if case.task == task_id]
+
+
+@task("1.1")
+def unbroadcast(ctx: Context) -> None:
+    def one(drawn):
+        (grad_shape, target), g_seed = drawn
+        grad = _upstream(grad_shape, g_seed)
+        expected = torch.from_numpy(grad).sum_to_size(target).numpy() if target else np.asarray(grad.sum())
+        claim = ctx.ask("unbroadcast", f"calling unbroadcast(grad of shape {grad_shape}, {target})",
+                        package="sub_tensor", grad=grad, shape=list(target))
+        yours = ctx.array(claim, target, f"unbroadcast(grad of shape {grad_shape}, {target})")
+        ctx.compare(yours, expected, f"unbroadcast(grad, {target})",
+                    inputs=[f"  grad = {msg.array_text(grad)}"], source="the gradient summed over the broadcast axes",
+                    hint="sum away the extra leading axes, then sum (keepdims) every axis where the target has size 1")
+
+    one((((2, 3), (3,)), 0))
+    one((((4, 2, 3), (2, 1)), 1))
+    wrong_when_timed = check_unbroadcast_cost(ctx)
+    ctx.forall(st.tuples(s.broadcast_targets(), st.integers(0, 2**16)), one, examples=100)
+    if wrong_when_timed is not None:  # as check_ops: the drawn inputs' plainer message first
+        raise wrong_when_timed
+
+
+UNBROADCAST_COST = {"ratio": 50.0, "slack": 0.5}  # times numpy's own sum over the first axis, plus seconds
+
+
+def check_unbroadcast_cost(ctx: Context) -> CheckFailed | None:
+    """unbroadcast on a large gradient, timed against numpy's own sum over the same axis; its answer checked (a
+    wrong one is returned, as by check_cost)."""
+    grad, target = _BIG, (1, _BIG.shape[1])
+    head = msg.header(ctx.task, op="unbroadcast", shapes=f"{grad.shape} to {target}", limit=UNBROADCAST_COST["ratio"],
+                      hint=msg.HINT_UNBROADCAST_COST, base=msg.COST_BASE_SUM)
+
+    def check(answer) -> None:
+        yours = ctx.array(answer, target, f"unbroadcast(grad of shape {grad.shape}, {target})")
+        ctx.compare(yours, grad.sum(axis=0, keepdims=True), f"unbroadcast(grad, {target})",
+                    inputs=[f"  grad = {msg.array_text(grad)}"], source="the gradient summed over the broadcast axes",
+                    hint="sum away the extra leading axes, then sum (keepdims) every axis where the target has size 1")
+
+    return timed_rung(ctx, "unbroadcast_cost", {"package": "sub_tensor", "grad": grad, "shape": list(target),
+                                                "repeat": COST_REPEAT},
+                      baseline=f"timing numpy's sum of a gradient of shape {grad.shape}",
+                      timed=f"calling unbroadcast(grad of shape {grad.shape}, {target})",
+                      ratio=UNBROADCAST_COST["ratio"], slack=UNBROADCAST_COST["slack"], head=head, check=check)
+
+
+def timed_rung(ctx: Context, verb: str, args: dict, *, baseline: str, timed: str, ratio: float, slack: float,
+               head: dict, check) -> CheckFailed | None:
+    """The cost rung: ``verb`` times its baseline (phase "forward") and the student's code (phase "backward");
+    ``check`` holds the very answer that was timed (its CheckFailed is returned, to be raised after the drawn
+    examples), then its CPU time must stay within ``ratio`` x the baseline's + ``slack`` seconds."""
+    ctx.ask(verb, baseline, phase="forward", measure_cpu=True, **args)
+    base = max(ctx.worker.last_cpu_seconds, 1e-3)
+    limit = ratio * base + slack
+    try:
+        reply = ctx.worker.request(verb, {**args, "phase": "backward"}, timeout=max(5.0, 4 * limit), measure_cpu=True)
+    except (WorkerDied, WorkerTimedOut):
+        raise CheckFailed(msg.COSTLY_TIMEOUT.format(**head)) from None
+    if "ok" not in reply:
+        raise ctx.student_error(reply["error"], timed)
+    spent = ctx.worker.last_cpu_seconds
+    try:
+        check(reply["ok"])
+    except CheckFailed as wrong:
+        return wrong
+    if spent > limit:
+        raise CheckFailed(msg.COSTLY.format(ratio=spent / base, **head))
+    return None
+
+
+@dataclass(frozen=True)
+class CostCase:
+    """One op of a task timed on a large input: its rule may cost a bounded multiple of its forward."""
+    op: str
+    text: str
+    operands: tuple
+    kwargs: dict
+    ratio: float
+    slack: float  # seconds, so a correct rule written with Python loops still passes
+    hint: str
+    sides: tuple[int, int] = (240, 321)  # the range of the large input's sides, drawn with a key
+
+
+_RNG = np.random.default_rng(0)
+_BIG = np.round(_RNG.uniform(-1.0, 1.0, (300, 300)), 2)
+_SQUARE = _RNG.standard_normal((160, 160))
+HINT_FORMULA = ("write the rule with numpy operations over whole arrays: no Python loop over the elements, and no "
+                "finite differences or complex step per entry")
+COSTS = {
+    "1.2": CostCase("add", "x + y", (_BIG, _BIG[0]), {}, 200.0, 0.5, HINT_FORMULA),
+    "1.3": CostCase("mul", "x * y", (_BIG, _BIG), {}, 200.0, 0.5, HINT_FORMULA),
+    "1.4": CostCase("matmul", "x @ w", (_SQUARE, _SQUARE.T.copy()), {}, 25.0, 0.05,
+                    "write each gradient as one matrix product of whole arrays, not finite differences or a "
+                    "loop per entry", (130, 181)),
+    "1.5": CostCase("exp", "x.exp()", (_BIG,), {}, 200.0, 0.5, HINT_FORMULA),
+    "1.6": CostCase("tanh", "x.tanh()", (_BIG,), {}, 200.0, 0.5, HINT_FORMULA),
+    "1.7": CostCase("sum", "x.sum(axis=0)", (_BIG,), {"axis": 0}, 200.0, 0.5, HINT_FORMULA),
+    "1.8": CostCase("reshape", "x.reshape(-1)", (_BIG,), {"shape": [-1]}, 200.0, 0.5, HINT_FORMULA),
+}
+COST_REPEAT = 3
+
+
+def cost_operands(ctx: Context, cost: CostCase) -> list[list]:
+    """The inputs a cost rung times, all checked: a small set of the drawn examples' sizes, then a large one.
+    Without a key they are the fixed ``cost.operands`` and a corner of them; with one, the large set's sides and
+    values are drawn from the key, so no input of the rung is known in advance, and its sizes overlap the drawn
+    ones: a rule cannot tell the timed call by its size alone."""
+    large = list(cost.operands)
+    rng = np.random.default_rng([ctx.key, 1 + list(COSTS).index(ctx.task.id)]) if ctx.key is not None else None
+    if rng is not None:
+        side = lambda: int(rng.integers(*cost.sides))  # noqa: E731
+        rows, cols = (side(),) * 2 if cost.op == "matmul" else (side(), side())
+        first = np.round(rng.uniform(-1.0, 1.0, (rows, cols)), 2)
+        second = {"add": lambda: first[int(rng.integers(rows))].copy(), "mul": lambda: np.round(
+            rng.uniform(-1.0, 1.0, (rows, cols)), 2), "matmul": lambda: rng.standard_normal((cols, cols))}
+        large = [first, second[cost.op]()] if cost.op in second else [first]
+    corner = int(rng.integers(1, 5)) if rng is not None else 3
+    small = [v[:corner, :corner].copy() if v.ndim == 2 else v[:corner].copy() for v in large]
+    return [small, large]
+
+
+def check_cost(ctx: Context) -> CheckFailed | None:
+    """The last rung of an op task: backward may not be finite differences (or a complex step) in disguise.
+    Its CPU time on a large input (with a small one in the same request), measured by the kernel, must stay
+    within a multiple of the forward's. The values of every answer timed are checked too; where they are wrong,
+    the failure is returned, to be raised after the drawn examples (whose small inputs make a plainer message,
+    if they fail as well)."""
+    cost = COSTS[ctx.task.id]
+    case, kwargs = CASES_BY_OP[cost.op], _tuples(cost.kwargs)
+    sets = cost_operands(ctx, cost)
+    upstreams = [np.ones(np.shape(reference.vjp(case.torch, operands, kwargs)[0])) for operands in sets]
+    wire = [{"operands": _encode(operands, cost.kwargs)[0], "upstream": g} for operands, g in zip(sets, upstreams)]
+    args = dict(package="sub_tensor", op=cost.op, sets=wire, kwargs=_encode([], cost.kwargs)[1], repeat=COST_REPEAT,
+                isolate_unbroadcast=ctx.task.id in ("1.2", "1.3"))
+    shapes = " and ".join(str(np.shape(a)) for a in sets[-1])
+    head = msg.header(ctx.task, op=f"the backward rule of {cost.text}", shapes=shapes, limit=cost.ratio,
+                      hint=cost.hint, base=msg.COST_BASE_FORWARD)
+
+    def check(answers) -> None:  # what was timed is what is checked: a rule cannot be fast here by being wrong here
+        if not isinstance(answers, list) or len(answers) != len(sets) or not all(isinstance(a, dict) for a in answers):
+            ctx.fail(f"the answers of the backward rule of {cost.text}", "something else", f"{len(sets)} answers")
+        for operands, upstream, answer in zip(sets, upstreams, answers):
+            _, expected = reference.expected_vjp(case.torch, operands, kwargs, upstream)
+            check_answer(ctx, case, operands, kwargs, upstream, answer, expected)
+
+    return timed_rung(ctx, "op_cost", args, baseline=f"timing the forward of {cost.text}",
+                      timed=f"calling the backward rule of {cost.text} on inputs of shape {shapes}",
+                      ratio=cost.ratio, slack=cost.slack, head=head, check=check)
+
+
+def _tuples(kwargs: dict) -> dict:
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in kwargs.items()}
+
+
+@task("1.2")
+def add_sub_neg(ctx: Context) -> None:
+    check_ops(ctx, cases_of("1.2"))
+
+
+@task("1.3")
+def mul_div(ctx: Context) -> None:
+    check_ops(ctx, cases_of("1.3"))
+
+
+@task("1.4")
+def matmul(ctx: Context) -> None:
+    check_ops(ctx, cases_of("1.4"), examples=80)
+
+
+@task("1.5")
+def pow_exp_log(ctx: Context) -> None:
+    check_ops(ctx, cases_of("1.5"))
+
+
+@task("1.6")
+def relu_tanh_sigmoid(ctx: Context) -> None:
+    operands, kwargs = RELU_AT_ZERO.fixed
+    check_case(ctx, RELU_AT_ZERO, operands, kwargs, np.array([[1.0, 1.0, 1.0]]))
+    check_ops(ctx, cases_of("1.6"))
+
+
+@task("1.7")
+def reductions(ctx: Context) -> None:
+    check_ops(ctx, cases_of("1.7"))
+
+
+@task("1.8")
+def reshape_transpose(ctx: Context) -> None:
+    check_ops(ctx, cases_of("1.8"))

@@ -1,0 +1,215 @@
+"""Expected values of the loop tasks (5 and 6), computed with torch in float64.
+
+A ``Run`` is a ReLU network given as its weights, trained by torch.optim's SGD update (its functional
+form, ``torch.optim.sgd.sgd``) on gradients from ``torch.autograd`` and clipped by
+``torch.nn.utils.clip_grad_norm_``: what contract.md asks of ``train_epoch``, ``evaluate`` and ``fit``,
+written over torch. Its options model the known mistakes the messages name (a step that never clears
+the gradients, a loss not divided by ``accumulate``, ...). The judge also answers the worker's
+``train_epoch`` and ``evaluate`` with it while a student's ``fit`` is graded
+(graders.judge.worker_process.ORACLES), so that fit is graded on its own.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch.optim.sgd import sgd as sgd_update  # torch.optim's SGD arithmetic, functional
+
+
+def weighted_loss(pred, target):
+    """LOSS_WEIGHTED, on torch tensors; the worker has its own copy (graders/worker/verbs_loop.py): the judge
+    and the worker share no code."""
+    return ((pred - target) ** 2 * (target * target + 1.0)).mean()
+
+
+def mse(pred, target):
+    diff = pred - target
+    return (diff * diff).mean()
+
+
+LOSSES = {"mse": mse, "weighted": weighted_loss}
+
+
+class Run:
+    """A network of Linear layers with ReLU between them: ``x @ W + b`` per layer (``layout="lesson"``, the
+    contract's Linear) or ``x @ W.T + b`` (``layout="torch"``, torch.nn.Linear's)."""
+
+    def __init__(self, weights, *, lr: float, momentum: float, layout: str = "lesson", device: str = "cpu",
+                 state: dict | None = None, grads: float | None = None):
+        self.device, self.layout = device, layout
+        self.params = [torch.tensor(np.asarray(w, dtype=np.float64), device=device, requires_grad=True)
+                       for w in weights]
+        self.lr, self.momentum = lr, momentum
+        self.buffers = [None] * len(self.params)  # the momentum buffers, as torch.optim.SGD keeps them
+        self.clears = 0  # how many times the gradients were cleared (or, in a modelled mistake, were not)
+        if state:
+            self.load_state(state)
+        if grads is not None:  # gradients left over from before (train_epoch must clear them)
+            for p in self.params:
+                p.grad = torch.full_like(p, grads)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for i in range(0, len(self.params), 2):
+            if i:
+                x = x.relu()
+            W, b = self.params[i], self.params[i + 1]
+            x = x @ (W.T if self.layout == "torch" else W) + b
+        return x
+
+    def _tensor(self, array) -> torch.Tensor:
+        return torch.as_tensor(np.asarray(array, dtype=np.float64), device=self.device)
+
+    def _loss(self, loss: str, pred, target, swapped: bool):
+        return LOSSES[loss](target, pred) if swapped else LOSSES[loss](pred, target)
+
+    def _clear(self, zero_grad: str) -> None:
+        """Clear the gradients, or, modelling a mistake, don't: "never", or "late" (not the first time)."""
+        self.clears += 1
+        if zero_grad == "each" or (zero_grad == "late" and self.clears > 1):
+            for p in self.params:  # torch's zero_grad(set_to_none=True), without its first call's torch._dynamo import
+                p.grad = None
+
+    def epoch(self, batches, loss: str = "mse", *, accumulate: int = 1, clip_norm: float | None = None,
+              zero_grad: str = "each", scale: float = 1.0, swapped: bool = False) -> float:
+        """One pass over ``batches`` ((x, y) arrays); the mean of the batch losses."""
+        losses, pending = [], 0
+        self._clear(zero_grad)
+        for x, y in batches:
+            value = self._loss(loss, self.forward(self._tensor(x)), self._tensor(y), swapped)
+            if scale != 1.0:
+                value = value * scale
+            (value / accumulate).backward()
+            losses.append(value.item())
+            pending += 1
+            if pending == accumulate or len(losses) == len(batches):
+                if clip_norm is not None:
+                    torch.nn.utils.clip_grad_norm_(self.params, clip_norm)
+                self.step()
+                self._clear(zero_grad)
+                pending = 0
+        return float(np.mean(losses))
+
+    def step(self) -> None:
+        """torch.optim's SGD update of every parameter with a grad (the class costs a second's imports at its first
+        construction; its step calls this same function)."""
+        have = [i for i, p in enumerate(self.params) if p.grad is not None]
+        buffers = [self.buffers[i] for i in have]
+        with torch.no_grad():
+            sgd_update([self.params[i] for i in have], [self.params[i].grad for i in have], buffers,
+                                weight_decay=0.0, momentum=self.momentum, lr=self.lr, dampening=0.0,
+                                nesterov=False, maximize=False)
+        for i, buffer in zip(have, buffers):
+            self.buffers[i] = buffer
+
+    def forget_state(self) -> None:
+        """A fresh optimizer over the same weights: no momentum buffers."""
+        self.buffers = [None] * len(self.params)
+
+    def evaluate(self, batches, loss: str = "mse", *, swapped: bool = False) -> float:
+        with torch.no_grad():
+            values = [self._loss(loss, self.forward(self._tensor(x)), self._tensor(y), swapped).item()
+                      for x, y in batches]
+        return float(np.mean(values))
+
+    def fit(self, epochs_of_batches, loss: str = "mse", *, val=None, **options) -> dict[str, list[float]]:
+        """One epoch per item of ``epochs_of_batches``, then evaluate on ``val`` (batches) when given."""
+        history = {key: [] for key in ("train_loss", "val_loss")}
+        for batches in epochs_of_batches:
+            history["train_loss"].append(self.epoch(batches, loss, **options))
+            if val is not None:
+                history["val_loss"].append(self.evaluate(val, loss, swapped=options.get("swapped", False)))
+        return history
+
+    def weights(self) -> list[np.ndarray]:
+        return [p.detach().cpu().numpy().copy() for p in self.params]
+
+    def state(self) -> dict[str, np.ndarray]:
+        """The momentum buffers, keyed ``momentum_buffer.<index>`` as the worker's stand-in SGD keys them."""
+        return {f"momentum_buffer.{i}": b.detach().cpu().numpy().copy()
+                for i, b in enumerate(self.buffers) if b is not None}
+
+    def load_state(self, state: dict) -> None:
+        for key, value in state.items():
+            self.buffers[int(key.rpartition(".")[2])] = self._tensor(value).clone()
+
+
+# ----- the judge's answers to a worker's train_epoch and evaluate (graders.judge.worker_process.ORACLES) -----
+
+MAX_ORACLE_LAYERS = 8
+MAX_ORACLE_ELEMENTS = 200_000  # over the weights, and over the batches
+MAX_ORACLE_BATCHES = 256
+
+
+def _arrays(value, ndim: int, what: str) -> np.ndarray:
+    if not (isinstance(value, np.ndarray) and value.dtype == np.float64 and value.ndim == ndim
+            and np.all(np.isfinite(value))):
+        raise ValueError(f"{what} must be a finite float64 array of {ndim} axes")
+    return value
+
+
+def _weights(params) -> list[np.ndarray]:
+    """A chain of Linear layers' (weight (in, out), bias (out,)) pairs, bounded."""
+    if not (isinstance(params, list) and 2 <= len(params) <= 2 * MAX_ORACLE_LAYERS and len(params) % 2 == 0):
+        raise ValueError("the model's parameters must be Linear layers' weights and biases")
+    for i in range(0, len(params), 2):
+        W, b = _arrays(params[i], 2, "a weight"), _arrays(params[i + 1], 1, "a bias")
+        if b.shape[0] != W.shape[1] or (i and W.shape[0] != params[i - 1].shape[0]):
+            raise ValueError("the model's parameters do not chain as Linear layers")
+    if sum(p.size for p in params) > MAX_ORACLE_ELEMENTS:
+        raise ValueError("the model is larger than the checks' models")
+    return params
+
+
+def _oracle_batches(batches, params) -> list[tuple[np.ndarray, np.ndarray]]:
+    if not (isinstance(batches, list) and 1 <= len(batches) <= MAX_ORACLE_BATCHES):
+        raise ValueError(f"a loader must yield between 1 and {MAX_ORACLE_BATCHES} batches")
+    found, size = [], 0
+    for pair in batches:
+        if not (isinstance(pair, list) and len(pair) == 2):
+            raise ValueError("a batch must be a pair (xb, yb)")
+        x, y = _arrays(pair[0], 2, "a batch's inputs"), _arrays(pair[1], 2, "a batch's targets")
+        if x.shape[0] != y.shape[0] or x.shape[1] != params[0].shape[0] or y.shape[1] != params[-1].shape[0]:
+            raise ValueError("a batch does not fit the model")
+        size += x.size + y.size
+        found.append((x, y))
+    if size > MAX_ORACLE_ELEMENTS:
+        raise ValueError("the batches are larger than the checks' data")
+    return found
+
+
+def _number(value, what: str, low: float = 0.0) -> float:
+    if type(value) not in (int, float) or not np.isfinite(value) or value < low:
+        raise ValueError(f"{what} must be a finite number of at least {low}")
+    return float(value)
+
+
+def answer_train_epoch(params, state, lr, momentum, loss, batches, accumulate, clip_norm) -> dict:
+    """One epoch from the worker's weights and momentum buffers: the weights and buffers after it, and its loss."""
+    params = _weights(params)
+    batches = _oracle_batches(batches, params)
+    if loss not in LOSSES:
+        raise ValueError(f"no loss {str(loss)[:20]!r}")
+    if not (type(accumulate) is int and 1 <= accumulate <= MAX_ORACLE_BATCHES):
+        raise ValueError("accumulate must be a whole number of batches")
+    clip_norm = None if clip_norm is None else _number(clip_norm, "clip_norm")
+    if not (isinstance(state, dict) and all(isinstance(k, str) and k.startswith("momentum_buffer.") for k in state)):
+        raise ValueError("the optimizer's state must hold momentum buffers only")
+    buffers = {}
+    for key, value in state.items():
+        index = key.rpartition(".")[2]
+        if not (index.isdigit() and int(index) < len(params)):
+            raise ValueError(f"the optimizer's state names parameter {index[:10]!r}, which the model does not have")
+        if not (isinstance(value, np.ndarray) and value.dtype == np.float64 and value.shape == params[int(index)].shape
+                and np.all(np.isfinite(value))):
+            raise ValueError(f"the optimizer's {key[:30]} does not match its parameter")
+        buffers[key] = value
+    run = Run(params, lr=_number(lr, "lr"), momentum=_number(momentum, "momentum"), state=buffers)
+    value = run.epoch(batches, loss, accumulate=accumulate, clip_norm=clip_norm)
+    return {"params": run.weights(), "state": run.state(), "loss": value}
+
+
+def answer_evaluate(params, loss, batches) -> float:
+    params = _weights(params)
+    if loss not in LOSSES:
+        raise ValueError(f"no loss {str(loss)[:20]!r}")
+    return Run(params, lr=0.0, momentum=0.0).evaluate(_oracle_batches(batches, params), loss)

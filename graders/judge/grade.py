@@ -1,0 +1,119 @@
+"""Grade one submission: lay it out, start a worker, run every task's ladder.
+
+The judge never imports student code: it only asks the worker and checks
+the claims that come back.
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import hypothesis
+import numpy as np
+
+from graders import __version__, messages
+from graders.judge import layout, sandbox
+from graders.judge.checks import CHECKS, load_all
+from graders.judge.checks.base import CheckFailed, Context, NotAttempted, Skip
+from graders.judge.worker_process import Worker
+from graders.tasks import GRADE_DEADLINE, TASKS, Task
+
+PASSED, FAILED, NOT_ATTEMPTED, SKIPPED, ERROR = "passed", "failed", "not attempted", "skipped", "grader error"
+
+
+@dataclass
+class TaskResult:
+    task: Task
+    status: str
+    score: float
+    message: str
+    seconds: float = 0.0
+    examples: int = 0
+    data: dict = field(default_factory=dict)
+
+    @property
+    def max_score(self) -> float:
+        return 0.0 if self.status == SKIPPED else float(self.task.points)
+
+
+@dataclass
+class Report:
+    submission: str
+    results: list[TaskResult]
+    seconds: float
+    isolation: str
+    key: int | None
+    versions: dict = field(default_factory=dict)
+
+    @property
+    def score(self) -> float:
+        return sum(r.score for r in self.results)
+
+    @property
+    def max_score(self) -> float:
+        return sum(r.max_score for r in self.results)
+
+    @property
+    def examples(self) -> int:
+        return sum(r.examples for r in self.results)
+
+
+def versions() -> dict:
+    import torch
+
+    return {"autograd-lab": __version__, "python": platform.python_version(), "numpy": np.__version__,
+            "torch": torch.__version__, "hypothesis": hypothesis.__version__}
+
+
+def run_task(task: Task, worker: Worker, lay: layout.Layout, key: int | None,
+             deadline: tuple[float, float] | None = None) -> TaskResult:
+    """One task's result; ``deadline`` is (time.monotonic() at which the grade stops, its seconds)."""
+    ctx = Context(task=task, worker=worker, missing=lay.missing, not_regular=lay.not_regular, key=key)
+    if deadline is not None:
+        ctx.deadline, ctx.deadline_seconds = deadline
+    start = time.perf_counter()
+    try:
+        if ctx.deadline is not None and time.monotonic() >= ctx.deadline:
+            ctx.past_deadline()
+        ctx.require_files(task.module)
+        CHECKS[task.id](ctx)
+        status, score, text = PASSED, float(task.points), messages.PASSED.format(task=task.id, title=task.title)
+    except NotAttempted as error:
+        status, score, text = NOT_ATTEMPTED, 0.0, str(error)
+    except CheckFailed as error:
+        status, score, text = FAILED, 0.0, str(error)
+    except Skip as error:
+        status, score, text = SKIPPED, 0.0, str(error)
+    except Exception as error:  # noqa: BLE001 - a bug of ours must not hide the other tasks
+        status, score = ERROR, 0.0
+        text = messages.GRADER_ERROR.format(task=task.id, title=task.title, error=f"{type(error).__name__}: {error}")
+    return TaskResult(task, status, score, text, time.perf_counter() - start, ctx.examples, ctx.data)
+
+
+def grade(submission: Path, *, key: int | None = None, task_ids: tuple[str, ...] | None = None,
+          scratch: Path | None = None, isolation: str = "auto", deadline: float | None = GRADE_DEADLINE) -> Report:
+    """Grade ``submission``; raises layout.SubmissionError when there is nothing to grade.
+
+    ``isolation`` is "auto" (bubblewrap where it works), "bubblewrap" or "limits". ``deadline`` bounds the whole
+    grade in seconds (None: no bound): a request never waits past it, and the tasks still to run then fail.
+    """
+    start = time.perf_counter()
+    stop = None if deadline is None else (time.monotonic() + deadline, deadline)
+    chosen = sandbox.choose(isolation)
+    lay = layout.lay_out(Path(submission), sandbox.scratch_parent(chosen, scratch))
+    try:
+        tasks = [task for task in TASKS if task_ids is None or task.id in task_ids]
+        preload = ("torch",) if any(task.module == "torch_loop" for task in tasks) else ()
+        where = Path(submission).resolve()
+        # Without bubblewrap the folders around the submission (its classmates') are hidden from the workers.
+        with Worker(lay, isolation=chosen, preload=preload, beside=(where.parent, where.parent.parent)) as worker:
+            # The workers start (one imports torch) while the judge imports its checks (and torch).
+            worker.start(tasks=tuple(task.id for task in tasks))
+            load_all()
+            results = [run_task(task, worker, lay, key, stop) for task in tasks]
+    finally:
+        lay.cleanup()
+    return Report(str(submission), results, time.perf_counter() - start, chosen.describe(), key, versions())

@@ -1,0 +1,596 @@
+"""How the worker is isolated: process limits always, bubblewrap where it exists.
+
+- Always: CPU seconds, address space, file size, process count, no core
+  files, a session of its own, stdin from /dev/null, a scrubbed environment.
+- Run as root, every worker process runs as an unprivileged uid of its own,
+  leased for its lifetime (limits on processes do not bind root, and a uid of
+  its own means that everything it left behind can be found and killed by
+  uid). Without bubblewrap it gets a mount namespace of its own in which
+  other grades, the folder of the submissions, the checkout's solutions/ and
+  the judge's code are covered by empty folders (``Hiding``); where the
+  interpreter is not reachable by others (a pyenv under /root), that uid
+  keeps one capability, CAP_DAC_READ_SEARCH: it can read every other file,
+  and write none of the judge's. Its command line names no folder.
+- With bubblewrap: no network, a private pid namespace that dies with the
+  judge, the interpreter read-only (torch hidden from the workers of the numpy
+  tasks; graders/ and solutions/ hidden where they are installed beside it),
+  only the packages the worker serves, a small private tmpfs for its working
+  folder and /tmp, and nothing else of the filesystem.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import functools
+import glob
+import importlib.util
+import os
+import pwd
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from graders import paths
+from graders.judge.layout import Layout
+
+BWRAP = "bwrap"
+WORKER_UID_BASE, WORKER_UID_COUNT = 61000, 4000
+SANDBOX = Path("/sandbox")
+# Inside bubblewrap the working folder and /tmp are memory: bounded so that writing them is no memory bomb.
+WORK_TMPFS_BYTES, TMP_TMPFS_BYTES = 128 * 2**20, 32 * 2**20
+# Autodiff libraries no module but torch_loop.py may import (contract.md), and the judge's own packages.
+AUTODIFF = ("torch", "functorch", "torchgen", "torchvision", "torchaudio", "jax", "jaxlib", "autograd",
+            "tensorflow", "keras", "mxnet", "cupy", "chainer")
+JUDGE_PACKAGES = ("graders", "solutions", "exercises")
+# Folders anyone may write to: files the worker's uid left there are removed after it (without bubblewrap).
+SHARED_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock", "/dev/mqueue")
+
+
+@dataclass(frozen=True)
+class Isolation:
+    bubblewrap: bool
+    drop: bool = False  # the judge is root: each worker process runs as an unprivileged uid of its own
+    reads_all: bool = False  # dropped without bubblewrap, interpreter unreachable: the uid keeps CAP_DAC_READ_SEARCH
+
+    @property
+    def name(self) -> str:
+        return "bubblewrap" if self.bubblewrap else "process limits"
+
+    def describe(self) -> str:
+        """One line for the scorecard: what the worker could and could not do (no uid: results stay identical)."""
+        parts = ["process limits"]
+        if self.bubblewrap:
+            parts.append("bubblewrap (no network, private pid namespace, read-only interpreter)")
+        if self.drop and self.reads_all:
+            parts.append("an unprivileged uid that can read every file (no bubblewrap, no mount namespace: nothing "
+                         "is hidden)")
+        elif self.drop and not self.bubblewrap and namespaces_work():
+            parts.append("an unprivileged uid, a mount namespace that hides other grades, the submissions' folder "
+                         "and the graders")
+        elif self.drop:
+            parts.append("an unprivileged uid")
+        elif os.geteuid() == 0:
+            parts.append("running as root (the process-count limit does not bind)")
+        elif not self.bubblewrap:
+            parts.append("the judge's own uid (no bubblewrap: it can read and write what the judge can, other "
+                         "students' files included)")
+        return ", ".join(parts)
+
+    # ----- paths as the worker sees them -----
+    def runtime(self, layout: Layout) -> Path:
+        return SANDBOX / "runtime" if self.bubblewrap else layout.runtime
+
+    def packages(self, layout: Layout, packages: tuple[str, ...]) -> Path:
+        return SANDBOX / "pkgs" if self.bubblewrap else layout.package_root(packages)
+
+    def work(self, layout: Layout, key: str) -> Path:
+        return SANDBOX / "work" if self.bubblewrap else layout.work / key
+
+
+@functools.cache
+def bubblewrap_works() -> bool:
+    """True when bwrap is installed and can make a sandbox on this machine."""
+    if shutil.which(BWRAP) is None:
+        return False
+    try:
+        probe = subprocess.run([BWRAP, "--ro-bind", "/", "/", "--unshare-net", "--unshare-pid", "--die-with-parent",
+                                "--proc", "/proc", "--dev", "/dev", "true"],
+                               stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return probe.returncode == 0
+
+
+def _reachable_by_others(path: Path) -> bool:
+    """Can an unprivileged uid read ``path`` (every folder above it searchable by others)?"""
+    path = path.resolve()
+    for folder in [path, *path.parents]:
+        if folder.is_dir() and not folder.stat().st_mode & stat.S_IXOTH:
+            return False
+    return True
+
+
+def choose(mode: str = "auto") -> Isolation:
+    """The isolation to use: ``mode`` is "auto" (bubblewrap where it works), "bubblewrap" or "limits"."""
+    if mode not in ("auto", "bubblewrap", "limits"):
+        raise ValueError(f"got sandbox={mode!r}, expected 'auto', 'bubblewrap' or 'limits'")
+    use_bwrap = mode != "limits" and bubblewrap_works()
+    if mode == "bubblewrap" and not use_bwrap:
+        raise RuntimeError("bubblewrap was asked for, but `bwrap` is missing or cannot make a sandbox here "
+                           "(Debian/Ubuntu: apt-get install bubblewrap)")
+    drop = os.geteuid() == 0
+    # Everything the interpreter needs: a venv's python is often a link into a prefix under /root. A mount
+    # namespace makes it reachable (``Hiding``); where none can be made, the worker's uid must read everything.
+    reads_all = drop and not use_bwrap and not namespaces_work() and not all(
+        _reachable_by_others(Path(p)) for p in interpreter_paths())
+    return Isolation(use_bwrap, drop, reads_all)
+
+
+SCRATCH_BASE = "agl-scratch"
+
+
+def scratch_base(under: Path | None = None) -> Path:
+    """The judge's folder for grades (``<tmp>/agl-scratch``, searchable by the workers' uids, not listable), or
+    ``under`` itself when it lies in one already (a judge of grade-all). Without bubblewrap a worker sees none of it
+    but its own grade (``Hiding``). A folder of that name that is not the judge's own (a link, another owner's) is
+    left alone for a fresh one."""
+    here = Path(under or tempfile.gettempdir())
+    if any(p.name.startswith(SCRATCH_BASE) for p in [here, *here.parents]):
+        return here
+    base = here / SCRATCH_BASE
+    try:
+        base.mkdir(mode=0o711)
+    except FileExistsError:
+        pass
+    info = base.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+        base = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_BASE}-", dir=here))
+    base.chmod(0o711)
+    return base
+
+
+@functools.cache
+def namespaces_work() -> bool:
+    """True when this process may make a mount namespace and mount in it (root, with CAP_SYS_ADMIN: not in a
+    container that drops it): then a worker without bubblewrap still has folders hidden from it (``Hiding``)."""
+    if os.geteuid() != 0:
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    with tempfile.TemporaryDirectory(prefix="agl-probe-") as folder:
+        pid = os.fork()
+        if pid == 0:  # the child only makes system calls, then leaves
+            ok = (libc.unshare(_CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWNET) == 0
+                  and libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) == 0
+                  and libc.mount(b"tmpfs", os.fsencode(folder), b"tmpfs", 0, b"size=4k") == 0)
+            os._exit(0 if ok else 1)
+        _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
+
+
+def scratch_parent(isolation: Isolation, wanted: Path | None) -> Path | None:
+    """Where to lay out a grade: ``wanted`` (None: the temp folder; without bubblewrap, as root, the judge's scratch
+    base, ``scratch_base``, which each worker has covered but for its own grade), unless a worker uid could not
+    reach it.
+
+    Without bubblewrap a worker runs the judge's copy of its code in place, as an unprivileged uid that must
+    search every folder above it. A folder under a private one (pytest's tmp_path, a TMPDIR of mode 0700)
+    would make every worker fail to start, which would read as the student's failure; the grade is then laid
+    out under the first shared temp folder that every user can search.
+    """
+    if not isolation.drop or isolation.bubblewrap:
+        return wanted
+    if isolation.reads_all or _reachable_by_others(Path(wanted or tempfile.gettempdir())):
+        return wanted if wanted is not None else scratch_base()
+    for shared in ("/tmp", "/var/tmp", "/dev/shm"):
+        if Path(shared).is_dir() and _reachable_by_others(Path(shared)) and os.access(shared, os.W_OK):
+            return scratch_base(Path(shared))
+    raise RuntimeError(f"no folder to grade in that a worker's uid can reach: {wanted or tempfile.gettempdir()} "
+                       "lies under a private folder, and /tmp, /var/tmp and /dev/shm are not usable")
+
+
+def prepare(layout: Layout, isolation: Isolation) -> None:
+    """Let a worker uid read the worker's code and the hybrids, and nothing else of the scratch folder."""
+    if not isolation.drop:
+        return
+    layout.root.chmod(0o711)
+    for folder in (layout.runtime, layout.packages):
+        for path in [folder, *folder.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+    layout.packages.chmod(0o711)  # not listable: the links of a package root name only their own packages
+    for folder in (layout.roots, layout.work):
+        folder.chmod(0o711)
+
+
+def prepare_work(folder: Path, uid: int | None) -> None:
+    """A fresh working folder for one worker process, owned by its uid."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(mode=0o700)
+    if uid is not None:
+        os.chown(folder, uid, uid)
+
+
+# ----- worker uids: one per worker process, leased -----
+
+_leases: dict[int, socket.socket] = {}
+_lease_lock = threading.Lock()
+_next = [0]
+
+
+def uids_of_processes(zombies: bool = False) -> dict[int, int]:
+    """Every process's real uid, from /proc (zombies, which hold nothing but a pid, only when asked)."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/status") as f:
+                    status = dict(line.split(":", 1) for line in f if line.startswith(("State:", "Uid:")))
+                if zombies or status["State"].split()[0] not in ("Z", "X"):
+                    found[int(entry)] = int(status["Uid"].split()[0])
+            except (OSError, ValueError, IndexError, KeyError):
+                pass
+    return found
+
+
+def processes_of(uid: int) -> list[int]:
+    """The live (not zombie) processes whose real uid is ``uid``."""
+    return [pid for pid, owner in uids_of_processes().items() if owner == uid]
+
+
+def lease_uid() -> int:
+    """An unprivileged uid no other worker on this machine holds, held until ``release_uid``.
+
+    The lease is an abstract unix socket named after the uid: exclusive on the
+    machine, and released by the kernel when the judge dies. A uid with a
+    passwd entry or with live processes (left by a judge that crashed) is skipped.
+    """
+    with _lease_lock:
+        _next[0] += 1
+        start = (os.getpid() * 131 + _next[0] * 17) % WORKER_UID_COUNT
+    for i in range(WORKER_UID_COUNT):
+        uid = WORKER_UID_BASE + (start + i) % WORKER_UID_COUNT
+        try:
+            pwd.getpwuid(uid)
+            continue
+        except KeyError:
+            pass
+        lease = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            lease.bind(f"\0autograd-lab-worker-uid-{uid}")
+        except OSError:
+            lease.close()
+            continue
+        if processes_of(uid):
+            lease.close()
+            continue
+        with _lease_lock:
+            _leases[uid] = lease
+        return uid
+    raise RuntimeError(f"no free worker uid in {WORKER_UID_BASE}-{WORKER_UID_BASE + WORKER_UID_COUNT - 1}")
+
+
+def release_uid(uid: int) -> None:
+    with _lease_lock:
+        lease = _leases.pop(uid, None)
+    if lease is not None:
+        lease.close()
+
+
+QUIET_SCANS = 3  # a process forked while its parent was being killed shows up a scan later
+
+
+def kill_uid(uid: int, rounds: int = 200) -> bool:
+    """SIGKILL every process whose real uid is ``uid`` until none is left; True when none is.
+
+    Done only after QUIET_SCANS scans in a row find none: a child forked (a
+    setsid daemon's double fork) while its parent was being killed can appear
+    after one empty scan. Each process is signalled through a pidfd opened
+    before its uid is read again, so a pid reused by another process is never
+    signalled.
+    """
+    quiet = 0
+    for _ in range(rounds):
+        pids = processes_of(uid)
+        quiet = 0 if pids else quiet + 1
+        if quiet >= QUIET_SCANS:
+            return True
+        for pid in pids:
+            signal_if_uid(pid, uid, signal.SIGKILL)
+        time.sleep(0.005)
+    return not processes_of(uid)
+
+
+def signal_if_uid(pid: int, uid: int | None, sig: int) -> None:
+    """Send ``sig`` to ``pid``, if it still runs as ``uid`` (any uid when None), race-free with a pidfd."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (OSError, AttributeError):
+        return
+    try:
+        if uid is not None:
+            with open(f"/proc/{pid}/status") as f:
+                owner = next((int(line.split()[1]) for line in f if line.startswith("Uid:")), None)
+            if owner != uid:
+                return
+        signal.pidfd_send_signal(fd, sig)
+    except (OSError, ValueError):
+        pass
+    finally:
+        os.close(fd)
+
+
+def sweep(uid: int) -> list[str]:
+    """Remove what ``uid`` left in the folders anyone may write to (/tmp and the like); the paths removed.
+
+    Run after every process of the uid is dead. Only folders the uid could
+    write to are entered: its own, and those writable by others.
+    """
+    removed: list[str] = []
+    for top in SHARED_FOLDERS:
+        _sweep(top, uid, removed, depth=0)
+    return removed
+
+
+def _sweep(folder: str, uid: int, removed: list[str], depth: int) -> None:
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if info.st_uid == uid:
+            if stat.S_ISDIR(info.st_mode):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+            removed.append(entry.path)
+        elif stat.S_ISDIR(info.st_mode) and info.st_mode & stat.S_IWOTH and depth < 6:
+            _sweep(entry.path, uid, removed, depth + 1)
+
+
+# ----- bubblewrap -----
+
+def interpreter_paths() -> list[str]:
+    found = []
+    for path in (sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))):
+        if path and not any(path == p or path.startswith(p + os.sep) for p in found):
+            found.append(path)
+    return found
+
+
+def _package_folder(name: str) -> str | None:
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return os.path.realpath(list(spec.submodule_search_locations)[0])
+
+
+@functools.cache
+def _hidden(block_autodiff: bool) -> tuple[str, ...]:
+    """Folders under the bound interpreter paths that the worker must not see: the judge's packages where
+    installed beside the interpreter (not an editable checkout), and the autodiff libraries for the numpy tasks."""
+    bound = interpreter_paths()
+    folders = [str(p) for p in (paths.SOLUTIONS, paths.EXERCISES, paths.HERE) if p.is_dir()]
+    if block_autodiff:
+        folders += [f for f in map(_package_folder, AUTODIFF) if f]
+    return tuple(f for f in folders if any(f == b or f.startswith(b + os.sep) for b in bound))
+
+
+def _bubblewrap_prefix(layout: Layout, packages: tuple[str, ...], block_autodiff: bool) -> list[str]:
+    argv = [BWRAP, "--die-with-parent", "--new-session", "--unshare-net", "--unshare-pid", "--unshare-ipc",
+            "--unshare-uts", "--unshare-cgroup-try", "--proc", "/proc", "--dev", "/dev",
+            "--size", str(TMP_TMPFS_BYTES), "--perms", "1777", "--tmpfs", "/tmp"]
+    for system in ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/alternatives"):
+        argv += ["--ro-bind-try", system, system]
+    for device in sorted(glob.glob("/dev/nvidia*")):  # the GPU, where there is one (task 6.2)
+        argv += ["--dev-bind-try", device, device]
+    for path in interpreter_paths():
+        # Folders above the interpreter (such as /root) are made searchable, so the dropped uid reaches it.
+        for folder in reversed(Path(path).parents[:-1]):
+            argv += ["--perms", "0755", "--dir", str(folder)]
+        argv += ["--ro-bind", path, path]
+    for folder in _hidden(block_autodiff):
+        argv += ["--size", "4096", "--perms", "0555", "--tmpfs", folder]
+    argv += ["--perms", "0755", "--dir", str(SANDBOX), "--perms", "0755", "--dir", str(SANDBOX / "pkgs"),
+             "--ro-bind", str(layout.runtime), str(SANDBOX / "runtime")]
+    for name in packages:
+        argv += ["--ro-bind", str(layout.packages / name), str(SANDBOX / "pkgs" / name)]
+    argv += ["--size", str(WORK_TMPFS_BYTES), "--perms", "1777", "--tmpfs", str(SANDBOX / "work"),
+             "--chdir", str(SANDBOX / "work"), "--setenv", "HOME", str(SANDBOX / "work"),
+             "--setenv", "TMPDIR", str(SANDBOX / "work")]
+    return argv
+
+
+def wrap(argv: list[str], layout: Layout, isolation: Isolation, packages: tuple[str, ...], uid: int | None,
+         block_autodiff: bool) -> list[str]:
+    """The command that starts ``argv`` (a Python command) under ``isolation``, seeing only ``packages``."""
+    if not isolation.bubblewrap:
+        return argv
+    prefix = _bubblewrap_prefix(layout, packages, block_autodiff)
+    if uid is None:
+        return [*prefix, "--", *argv]
+    # bubblewrap runs as root; inside, drop to the worker's uid before any student code exists.
+    return [*prefix, *as_uid_inside(argv, uid)]
+
+
+def as_uid_inside(argv: list[str], uid: int) -> list[str]:
+    """The end of a bubblewrap command (run as root) that runs ``argv`` as ``uid``: the two capabilities it takes
+    to switch, then a Python that switches and execs."""
+    drop = (f"import os; os.setgroups([]); os.setgid({uid}); os.setuid({uid}); "
+            f"os.execv({argv[0]!r}, {argv!r})")
+    return ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", sys.executable, "-I", "-S", "-c", drop]
+
+
+# ----- dropping privileges without bubblewrap -----
+
+_PR_SET_KEEPCAPS, _PR_SET_NO_NEW_PRIVS, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_RAISE = 8, 38, 47, 2
+_CAP_DAC_READ_SEARCH = 2
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+# ----- hiding folders without bubblewrap: a mount namespace of the worker's own (as root only) -----
+
+_CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWNET = 0x00020000, 0x08000000, 0x40000000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 2, 4, 4096, 16384, 1 << 18
+
+
+def folders_to_cover(extra, keep: list[str]) -> list[str]:
+    """The folders that untrusted code must not see: in a checkout every folder of it (solutions/, and the tests'
+    corpus and .git hold solutions too), the judge's code and ``extra``; but none that holds a path of ``keep``
+    (the interpreter, a .venv in the clone, the grade's own folder), and none inside another one of them."""
+    checkout = sorted(p for p in paths.REPO.iterdir() if p.is_dir()) if paths.in_checkout() else []
+    folders = [f for f in dict.fromkeys(os.path.realpath(f) for f in (*checkout, paths.HERE, *extra))
+               if f != "/" and os.path.isdir(f) and not any(p == f or p.startswith(f + os.sep) for p in keep)]
+    return [f for f in folders if not any(f.startswith(other + os.sep) for other in folders)]
+
+
+def reach(needed: list[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """For Hiding.reach: each topmost folder that keeps another user from ``needed`` (/root, 0700, above a
+    pyenv), with the paths under it to mount back into the searchable tmpfs that covers it."""
+    blocked: dict[str, list[str]] = {}
+    for path in needed:
+        closed = [str(f) for f in Path(path).parents if str(f) != "/" and f.is_dir()
+                  and not f.stat().st_mode & stat.S_IXOTH]
+        if closed:
+            blocked.setdefault(closed[-1], []).append(path)
+    return tuple((cover, tuple(kept)) for cover, kept in blocked.items())
+
+
+@dataclass(frozen=True)
+class Hiding:
+    """What a worker started without bubblewrap must not see, covered by an empty read-only tmpfs in a mount
+    namespace of its own: ``folders`` (the folders of the checkout, solutions/ and .git among them, the judge's
+    code, the folder of the students' submissions), and ``parent``, the folder grades are laid out in (other
+    students' grades), where only this grade's folder, ``root``, is mounted back. Only root can make mount
+    namespaces: without root nothing is hidden (``Isolation.describe`` says so)."""
+
+    folders: tuple[str, ...] = ()
+    parent: str | None = None  # the judge's scratch base (or the grade's parent folder): covered, root mounted back
+    root: str | None = None
+    # Folders that keep the worker's uid from the interpreter (/root, 0700): covered by a searchable tmpfs into
+    # which the interpreter's folders are mounted back, each by itself.
+    reach: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    network: bool = False  # keep the network namespace (a notebook kernel talks to nbgrader over localhost)
+
+    @classmethod
+    def of(cls, layout: Layout, isolation: Isolation, beside: tuple[Path, ...] = ()) -> Hiding:
+        if isolation.bubblewrap or not isolation.drop or not namespaces_work():
+            return cls()
+        needed = interpreter_paths()
+        root = os.path.realpath(layout.root)
+        folders = folders_to_cover(beside, keep=[*needed, root])
+        bases = [str(p) for p in Path(root).parents if p.name.startswith(SCRATCH_BASE)]
+        parent = bases[-1] if bases else os.path.dirname(root)
+        holds_interpreter = any(p == parent or p.startswith(parent + os.sep) for p in needed)
+        return cls(tuple(folders), None if holds_interpreter or parent == "/" else parent, root, reach(needed))
+
+    def mounts(self):
+        """The calls the child makes, prepared before the fork: (function, arguments, what) in order. The grade's
+        folder is held open (an O_PATH handle, in the new namespace) while its parent is covered, and mounted back
+        from that handle."""
+        libc = ctypes.CDLL(None, use_errno=True)
+        # Its own IPC and network namespaces too: no network, and no System V IPC or abstract unix socket that
+        # another worker could reach.
+        spaces = _CLONE_NEWNS | _CLONE_NEWIPC | (0 if self.network else _CLONE_NEWNET)
+        calls = [(libc.unshare, (spaces,), "unshare(NEWNS|NEWIPC[|NEWNET])"),
+                 (libc.mount, (b"none", b"/", None, _MS_REC | _MS_PRIVATE, None), "mount --make-rprivate /")]
+        kept = [(self.root, self.parent)] if self.parent is not None else []
+        kept += [(path, cover) for cover, paths_ in self.reach for path in paths_]
+        for path, _ in kept:
+            calls.append((os.open, (path, os.O_PATH | os.O_DIRECTORY), f"open {path}"))
+        for folder in self.folders:
+            calls.append((libc.mount, (b"tmpfs", os.fsencode(folder), b"tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV,
+                                       b"size=4k,mode=0555"), f"mount tmpfs on {folder}"))
+        for cover in dict.fromkeys(cover for _, cover in kept):
+            calls.append((libc.mount, (b"tmpfs", os.fsencode(cover), b"tmpfs", _MS_NOSUID | _MS_NODEV,
+                                       b"size=64k,mode=0711"), f"mount tmpfs on {cover}"))
+        for index, (path, _) in enumerate(kept):
+            calls += [(os.makedirs, (os.fsencode(path), 0o711, True), f"mkdir {path}"),
+                      (_bind_from_handle, (libc, index, os.fsencode(path)), f"mount --bind {path}")]
+        return calls
+
+    @property
+    def any(self) -> bool:
+        return bool(self.folders or self.parent or self.reach)
+
+_HANDLES = []  # in the child: the folders kept, opened before the folders above them are covered
+
+
+def _bind_from_handle(libc, index: int, target: bytes) -> int:
+    handle = _HANDLES[index]
+    try:
+        return libc.mount(os.fsencode(f"/proc/self/fd/{handle}"), target, None, _MS_BIND | _MS_REC, None)
+    finally:
+        os.close(handle)
+
+
+def _call(function, args, what: str) -> None:
+    result = function(*args)
+    if function is os.open:
+        _HANDLES.append(result)
+    elif result not in (None, 0):
+        raise OSError(ctypes.get_errno(), f"hiding folders from the worker: {what}")
+
+
+def drop_privileges(isolation: Isolation, uid: int | None, hiding: Hiding = Hiding()):
+    """What the child runs before exec when no sandbox drops it: the mounts of ``hiding``, then setgid/setuid to
+    the worker's uid (keeping CAP_DAC_READ_SEARCH, as an ambient capability, where the interpreter is unreachable
+    otherwise: the folders hidden are then all it cannot read).
+
+    Everything is prepared here, before the fork: the child only makes system calls.
+    """
+    if isolation.bubblewrap or uid is None:
+        return lambda: None
+    libc = ctypes.CDLL(None, use_errno=True)
+    prctl, capset = libc.prctl, libc.capset
+    header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)()
+    keep = 1 << _CAP_DAC_READ_SEARCH
+    data[0].effective = data[0].permitted = data[0].inheritable = keep
+
+    mounts = hiding.mounts() if hiding.any else []
+    work = os.getcwd  # looked up now: the child calls it, then goes back into its folder under the new mounts
+
+    def drop() -> None:
+        if mounts:
+            here = work()
+            for function, args, what in mounts:
+                _call(function, args, what)
+            os.chdir(here)
+        if prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+        if isolation.reads_all and prctl(_PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_KEEPCAPS)")
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+        if isolation.reads_all:
+            if capset(ctypes.byref(header), data) != 0:
+                raise OSError(ctypes.get_errno(), "capset")
+            if prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_RAISE, _CAP_DAC_READ_SEARCH, 0, 0) != 0:
+                raise OSError(ctypes.get_errno(), "prctl(PR_CAP_AMBIENT_RAISE)")
+
+    return drop

@@ -1,0 +1,521 @@
+"""The judge's handle on the worker subprocesses: start them with limits, ask, time, kill.
+
+A worker is ``python -I`` in its own session (so its whole process group can
+be killed), stdin from /dev/null, stdout and stderr to size-capped files, a
+working directory of its own and a scrubbed environment (no CI variables, no
+judge paths). Requests and answers travel over two pipes
+(``graders.worker.protocol``). A worker that dies or misses its deadline is
+killed, with everything it started; the next request starts a fresh one.
+
+One ``Worker`` runs one process per *group*: the package a request names (a
+hybrid of ``graders.judge.layout``) and the reference part the verb grades over, if
+any. A process sees and imports only the packages of its group, so student
+code never shares a process with the reference of the module it is graded on,
+nor with the packages of the other tasks. Run as root, each process runs as
+an unprivileged uid of its own (``sandbox.lease_uid``); when it stops, every
+process of that uid is killed and what it left in /tmp and the like removed.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import resource
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from graders.judge import budget, sandbox
+from graders.judge.layout import ORACLE_PACKAGES, Layout
+from graders.worker import protocol
+
+KEPT_ENV = ("LANG", "LC_ALL", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+# CUDA's driver and runtime (task 6.2) read these where a GPU is present.
+GPU_ENV = ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")
+WORKER_PATH = "/usr/local/bin:/usr/bin:/bin"  # never the judge's PATH: it names the judge's folders
+THREADS_ENV = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+LOG_LIMIT = 1 << 20
+RUNTIME_ENV, PACKAGES_ENV = "AGL_WORKER_RUNTIME", "AGL_WORKER_PACKAGES"
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+POLL_SECONDS = 0.2  # how often a judge waiting for an answer checks that the worker still runs
+# The packages whose student module may import torch (contract.md); every other worker refuses it.
+TORCH_PACKAGES = ("sub_torch_loop",)
+# Packages whose stand-ins compute with torch (graders.judge.layout.STANDINS): their worker sees torch and imports the
+# stand-ins before any student code, and still refuses the student's modules a plain ``import torch``.
+STANDIN_PRELOAD = {"sub_train": ("worker.standins",)}
+# Verbs whose student code calls what the judge answers (graders.judge.layout.ORACLE_PACKAGES): the marker package.
+ORACLE_OF_VERB = {"fit_history": "judge_epochs", "fit_resume": "judge_epochs", "resume_from_pickle": "judge_epochs"}
+# The groups each task's checks ask (see group_of), so that the judge can start their processes at once,
+# while it imports its own checks and torch. Only a hint: a group asked for and not running starts then.
+GROUPS_OF_TASK = {
+    **dict.fromkeys(("1.1", "1.4", "1.5", "1.6", "1.7", "1.8", "2.1", "2.2", "2.3", "2.4"), (("sub_tensor",),)),
+    **dict.fromkeys(("1.2", "1.3"), (("sub_tensor", "judge_unbroadcast"),)),
+    **dict.fromkeys(("3.1", "3.2", "3.3"), (("sub_optim",),)),
+    **dict.fromkeys(("4.1", "4.2"), (("sub_data",),)),
+    **dict.fromkeys(("5.1", "5.2", "5.3"), (("sub_train",),)),
+    "5.4": (("sub_train", "judge_epochs"), ("sub_all",)),
+    "5.5": (("sub_train", "judge_epochs"),),
+    **dict.fromkeys(("6.1", "6.2"), (TORCH_PACKAGES[:1],)),
+}
+_PR_SET_PDEATHSIG = 1
+
+
+@dataclass(frozen=True)
+class Limits:
+    cpu_seconds: int = 120
+    address_space: int = 4 * 2**30  # a worker that imports torch peaks below 1 GiB
+    file_size: int = 16 * 2**20  # every file it writes, its stdout and stderr included
+    processes: int = 256  # per worker uid (as root) or per uid (otherwise)
+
+    @classmethod
+    def for_this_machine(cls) -> Limits:
+        """The default limits; where CUDA is present the address-space cap is lifted, since
+        CUDA reserves far more virtual memory than it uses (memory is still bounded by the GPU's)."""
+        if not glob.glob("/dev/nvidia*"):  # no GPU: don't import torch just to ask
+            return cls()
+        from graders.judge import reference
+
+        return cls(address_space=resource.RLIM_INFINITY) if reference.cuda_available() else cls()
+
+
+def group_of(verb: str, args: dict) -> tuple[str, ...]:
+    """The packages the process answering ``verb`` sees: the one it names, and the marker of the oracles it asks."""
+    package = args.get("package")
+    packages = (package,) if isinstance(package, str) and package else ()
+    part = ORACLE_OF_VERB.get(verb)
+    if verb in ("op_backward", "op_cost") and args.get("isolate_unbroadcast"):
+        part = "judge_unbroadcast"
+    return packages + ((part,) if part else ())
+
+
+MAX_ORACLE_DIMS = 8
+MAX_UNTRUSTED_TEXT = 300
+# Terminal escape sequences (CSI, OSC), then what is left of control and invisible formatting characters.
+_ESCAPE_SEQUENCES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.?")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
+
+
+def untrusted(value):
+    """A worker's answer with every string in it (dict keys too) made plain text: no lone surrogates (they
+    would stop the results file from being written), no escape sequences or control characters (they would
+    repaint a terminal or break XML), and at most MAX_UNTRUSTED_TEXT characters. Views escape for their own
+    syntax on top of this."""
+    if isinstance(value, str):
+        text = value.encode("utf-8", "replace").decode("utf-8")
+        text = _CONTROL.sub(" ", _ESCAPE_SEQUENCES.sub("", text))
+        return text if len(text) <= MAX_UNTRUSTED_TEXT else text[:MAX_UNTRUSTED_TEXT - 1] + "…"
+    if isinstance(value, dict):
+        return {untrusted(key): untrusted(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [untrusted(item) for item in value]
+    return value
+
+
+def _unbroadcast_oracle(grad, shape) -> np.ndarray:
+    """``grad`` summed down to ``shape`` with torch (sum_to_size): what the reference unbroadcast returns."""
+    if not (isinstance(grad, np.ndarray) and grad.dtype == np.float64 and grad.ndim <= MAX_ORACLE_DIMS):
+        raise ValueError(f"unbroadcast needs a float64 array of at most {MAX_ORACLE_DIMS} axes")
+    if not (isinstance(shape, list) and len(shape) <= MAX_ORACLE_DIMS
+            and all(type(n) is int and n >= 0 for n in shape)):
+        raise ValueError("unbroadcast needs a shape of sizes")
+    import torch
+
+    try:
+        summed = torch.from_numpy(grad).sum_to_size(shape) if shape else torch.from_numpy(grad).sum()
+    except RuntimeError:
+        raise ValueError(f"a gradient of shape {grad.shape} cannot be summed down to shape {tuple(shape)}") from None
+    return np.array(summed.numpy(), dtype=np.float64).reshape(shape)
+
+
+# What a worker may ask the judge for in the middle of a request (worker.verbs.ask_judge), by name; a worker
+# process is offered the oracles of the marker packages it serves (graders.judge.layout.ORACLE_PACKAGES).
+def _train_epoch_oracle(**args) -> dict:
+    from graders.judge.checks import trajectory
+
+    return trajectory.answer_train_epoch(**args)
+
+
+def _evaluate_oracle(**args) -> float:
+    from graders.judge.checks import trajectory
+
+    return trajectory.answer_evaluate(**args)
+
+
+ORACLES = {"unbroadcast": _unbroadcast_oracle, "train_epoch": _train_epoch_oracle, "evaluate": _evaluate_oracle}
+
+
+def refused(packages: tuple[str, ...]) -> dict[str, str]:
+    """What a process serving ``packages`` may not import, and why."""
+    names = dict.fromkeys(sandbox.JUDGE_PACKAGES, "a submission cannot import the graders or the reference")
+    if not set(packages) & set(TORCH_PACKAGES):
+        names.update(dict.fromkeys(sandbox.AUTODIFF, "only torch_loop.py may import torch or another "
+                                                     "autodiff library (contract.md)"))
+    return names
+
+
+def _answer_call(call, packages: tuple[str, ...]) -> dict:
+    """The judge's answer to a worker's ask_judge: {"value": ...}, or {"refused": why} for arguments the oracle
+    will not take. Asking for what this process is not offered breaks the protocol (WorkerDied)."""
+    offered = {name for package in packages for name in ORACLE_PACKAGES.get(package, ())}
+    name = call.get("name") if isinstance(call, dict) else None
+    if name not in offered or not isinstance(call.get("args"), dict):
+        raise protocol.ProtocolError(f"the worker asked the judge for {str(name)[:40]!r}, which it is not offered")
+    try:
+        return {"value": ORACLES[name](**call["args"])}
+    except (TypeError, ValueError) as error:
+        return {"refused": str(error)[:300]}
+
+
+class WorkerDied(Exception):
+    """The worker exited or broke the protocol before answering."""
+
+
+class WorkerTimedOut(Exception):
+    """The worker did not answer within the request's deadline."""
+
+
+def _cpu_spent(before: tuple[float, float], after: tuple[float, float]) -> float:
+    """The CPU seconds between two ``Worker._cpu_seconds``: the precise count of live threads, unless the tick
+    count grew by more than its own granularity beyond it (work done in a thread or a child that has ended)."""
+    live, ended = after[0] - before[0], after[1] - before[1]
+    return ended if ended > live + 2 / _CLOCK_TICKS else live
+
+
+def _launcher(request_fd: int, response_fd: int, preload: tuple[str, ...], refuse: dict[str, str]) -> list[str]:
+    """The worker's command line. It names no folder: every process can read a command line, so the worker's code
+    and packages are named in its environment (RUNTIME_ENV, PACKAGES_ENV), which only its own uid can read."""
+    code = (f"import os, sys; sys.path.insert(0, os.environ.pop({RUNTIME_ENV!r})); from worker.main import serve; "
+            f"serve({request_fd}, {response_fd}, os.environ.pop({PACKAGES_ENV!r}), {preload!r}, {refuse!r})")
+    return [sys.executable, "-I", "-B", "-c", code]
+
+
+def _become_subreaper() -> bool:
+    """Have orphaned descendants (a worker's setsid daemons) reparent to this process, so they can be found."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        return False
+
+
+def _parents() -> dict[int, int]:
+    """Every process's parent, from /proc."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    found[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                pass
+    return found
+
+
+def _children(pid: int) -> list[int]:
+    return [child for child, parent in _parents().items() if parent == pid]
+
+
+def _descendants(pid: int) -> list[int]:
+    parents = _parents()
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        children = [child for child, parent in parents.items() if parent == current]
+        found += children
+        todo += children
+    return found
+
+
+# Every live worker process of this judge (any Worker, any thread): never mistaken for an orphan.
+_live: set[int] = set()
+_live_lock = threading.Lock()
+
+
+def _preexec(limits: Limits, drop, join=lambda: None):
+    values = [(resource.RLIMIT_CPU, limits.cpu_seconds), (resource.RLIMIT_AS, limits.address_space),
+              (resource.RLIMIT_FSIZE, limits.file_size), (resource.RLIMIT_NPROC, limits.processes),
+              (resource.RLIMIT_CORE, 0)]
+
+    import ctypes
+
+    prctl = ctypes.CDLL(None).prctl  # looked up before the fork: the child only makes system calls
+
+    def run() -> None:
+        for which, value in values:
+            resource.setrlimit(which, (value, value))
+        join()  # the grade's cgroups (budget.Budget), while still root
+        drop()
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # die with the judge (after the uid change clears it)
+
+    return run
+
+
+@dataclass
+class _Process:
+    """One worker process: the packages it serves, its pipes, its uid."""
+
+    key: str
+    packages: tuple[str, ...]
+    popen: subprocess.Popen
+    to_worker: int
+    from_worker: int
+    uid: int | None
+    before: set[int] = field(default_factory=set)
+
+
+class Worker:
+    def __init__(self, layout: Layout, limits: Limits | None = None, isolation: sandbox.Isolation | None = None,
+                 preload: tuple[str, ...] = (), beside: tuple[Path, ...] = ()):
+        """``beside``: folders to hide from the workers without bubblewrap (the folder of the submissions graded:
+        other students' work), with the checkout's solutions/ and the judge's code (``sandbox.Hiding``)."""
+        self.layout, self.limits = layout, limits or Limits.for_this_machine()
+        self.preload = preload
+        self.isolation = isolation or sandbox.Isolation(bubblewrap=False)
+        sandbox.prepare(layout, self.isolation)
+        self.hiding = sandbox.Hiding.of(layout, self.isolation, beside)
+        # Budgets over the whole tree of this grade's workers (cgroups; as root only, where the machine allows).
+        self.budget = budget.Budget.make() if self.isolation.drop else budget.Budget()
+        self.peak_memory: int | None = None
+        self._processes: dict[str, _Process] = {}
+        self._current: str | None = None
+        self._started: set[str] = set()
+        self.starts = 0
+        self.last_cpu_seconds = 0.0
+        self.swept: list[str] = []  # what workers left in /tmp and the like, removed
+        self._subreaper = _become_subreaper()
+
+    @property
+    def process(self) -> subprocess.Popen | None:
+        """The process that answered (or failed) the last request; None once it was stopped."""
+        current = self._processes.get(self._current)
+        return current.popen if current else None
+
+    # ----- life cycle -----
+    def start(self, packages: tuple[str, ...] | None = None, *, tasks: tuple[str, ...] = ()) -> None:
+        """Start the process for ``packages`` now; by default the one that preloads torch, if any, and those
+        the checks of ``tasks`` will ask (GROUPS_OF_TASK), so that they start while the judge is busy."""
+        wanted = [packages] if packages is not None else [TORCH_PACKAGES[:1]] if self.preload else []
+        for task in tasks if packages is None else ():
+            wanted += [group for group in GROUPS_OF_TASK.get(task, ()) if group not in wanted]
+        for group in wanted:
+            if ("+".join(group) or "none") not in self._processes:
+                self._start(group)
+
+    def _start(self, packages: tuple[str, ...]) -> _Process:
+        key = "+".join(packages) or "none"
+        iso, layout = self.isolation, self.layout
+        uid = sandbox.lease_uid() if iso.drop else None
+        try:
+            if not iso.bubblewrap:
+                sandbox.prepare_work(iso.work(layout, key), uid)
+            may_torch = bool(set(packages) & set(TORCH_PACKAGES))
+            standins = tuple(name for package in packages for name in STANDIN_PRELOAD.get(package, ()))
+            # A restarted worker imports only what it is asked; only the torch_loop package preloads torch.
+            preload = standins + (self.preload if may_torch and key not in self._started else ())
+            request_read, request_write = os.pipe()
+            response_read, response_write = os.pipe()
+            env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
+            if glob.glob("/dev/nvidia*"):
+                env.update({k: os.environ[k] for k in GPU_ENV if k in os.environ})
+            work = str(iso.work(layout, key))
+            env.update(THREADS_ENV, PATH=WORKER_PATH, HOME=work, TMPDIR=work, PYTHONHASHSEED="0", MPLBACKEND="Agg")
+            env.update({RUNTIME_ENV: str(iso.runtime(layout)), PACKAGES_ENV: str(iso.packages(layout, packages))})
+            argv = sandbox.wrap(_launcher(request_read, response_write, preload, refused(packages)),
+                                layout, iso, packages, uid, block_autodiff=not (may_torch or standins))
+            join, release = self.budget.joiner()
+            preexec = _preexec(self.limits, sandbox.drop_privileges(iso, uid, self.hiding), join)
+            with _live_lock:
+                before = set(_children(os.getpid()))
+                with open(layout.log / f"{key}.stdout", "wb") as out, \
+                        open(layout.log / f"{key}.stderr", "wb") as err:
+                    try:
+                        popen = subprocess.Popen(
+                            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                            cwd=layout.work if iso.bubblewrap else work, env=env,
+                            pass_fds=(request_read, response_write), start_new_session=True, preexec_fn=preexec)
+                    finally:
+                        os.close(request_read)
+                        os.close(response_write)
+                        release()
+                _live.add(popen.pid)
+        except BaseException:
+            if uid is not None:
+                sandbox.release_uid(uid)
+            raise
+        process = _Process(key, packages, popen, request_write, response_read, uid, before)
+        self._processes[key] = process
+        self._started.add(key)
+        self.starts += 1
+        return process
+
+    def stop(self) -> None:
+        """Stop every worker process: kill each whole process group, anything it left behind, and close the pipes."""
+        for key in list(self._processes):
+            self._stop(key)
+
+    def _stop(self, key: str) -> None:
+        process = self._processes.pop(key, None)
+        if process is None:
+            return
+        pid = process.popen.pid
+        leftovers: list[int] = []
+        if process.popen.poll() is None:  # not reaped yet, so its pid (and group id) is still its own
+            leftovers = _descendants(pid)  # bubblewrap's own second process among them (root, in our group)
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            for child in leftovers:
+                sandbox.signal_if_uid(child, None, signal.SIGKILL)
+        process.popen.wait()
+        with _live_lock:
+            _live.discard(pid)
+        for child in leftovers:  # those reparented to us, the subreaper: reap them, or they stay zombies
+            try:
+                os.waitpid(child, 0)
+            except ChildProcessError:
+                pass
+        if process.uid is not None:
+            sandbox.kill_uid(process.uid)
+        self._reap_orphans(process)
+        for fd in (process.to_worker, process.from_worker):
+            os.close(fd)
+        if process.uid is not None:
+            if not self.isolation.bubblewrap:
+                self.swept += sandbox.sweep(process.uid)
+            sandbox.release_uid(process.uid)
+
+    def _reap_orphans(self, process: _Process) -> None:
+        """Kill and reap processes that a dead worker left (a setsid daemon reparents to us, the subreaper):
+        with a worker uid, the judge's children of that uid; else its children that are no worker's and
+        were not there before this one started."""
+        if not self._subreaper:
+            return
+        parents = _parents()
+        owners = sandbox.uids_of_processes(zombies=True) if process.uid is not None else {}
+        for _ in range(100):
+            with _live_lock:
+                children = [pid for pid, parent in parents.items() if parent == os.getpid()]
+                if process.uid is not None:
+                    orphans = [pid for pid in children if owners.get(pid) == process.uid]
+                else:
+                    orphans = [pid for pid in children if pid not in process.before and pid not in _live]
+            if not orphans:
+                return
+            for pid in orphans:
+                sandbox.signal_if_uid(pid, process.uid, signal.SIGKILL)
+                try:
+                    os.waitpid(pid, 0)
+                except ChildProcessError:
+                    pass
+            parents = _parents()
+            owners = sandbox.uids_of_processes(zombies=True) if process.uid is not None else {}
+
+    def __enter__(self) -> Worker:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+        self.peak_memory = self.budget.peak_memory()
+        self.budget.close()
+
+    # ----- requests -----
+    def request(self, verb: str, args: dict, timeout: float, *, measure_cpu: bool = False) -> dict:
+        """Send one request to the process of its group; the worker's reply ({"ok": ...} or {"error": ...}).
+
+        With ``measure_cpu``, ``last_cpu_seconds`` is the CPU time the worker's
+        processes spent on it, read from the kernel. Raises WorkerDied or
+        WorkerTimedOut; either way that process is stopped and the next request
+        starts a fresh one.
+        """
+        packages = group_of(verb, args)
+        key = "+".join(packages) or "none"
+        self._current = key
+        process = self._processes.get(key) or self._start(packages)
+        deadline = time.monotonic() + timeout
+        cpu_before = self._cpu_seconds(process) if measure_cpu else (0.0, 0.0)
+        try:
+            protocol.write_all(process.to_worker, protocol.encode({"verb": verb, "args": args}))
+            reader = self._reader(process.from_worker, deadline, process.popen)
+            reply = protocol.decode(reader)
+            while isinstance(reply, dict) and set(reply) == {"call"}:
+                protocol.write_all(process.to_worker, protocol.encode(_answer_call(reply["call"], packages)))
+                reply = protocol.decode(reader)
+        except WorkerTimedOut:
+            self._stop(key)
+            raise
+        except (EOFError, OSError, protocol.ProtocolError) as error:
+            self._stop(key)
+            raise WorkerDied(str(error)) from None
+        self.last_cpu_seconds = _cpu_spent(cpu_before, self._cpu_seconds(process)) if measure_cpu else 0.0
+        if not isinstance(reply, dict) or not ({"ok"} == set(reply) or {"error"} == set(reply)):
+            self._stop(key)
+            raise WorkerDied("the worker answered with a malformed reply")
+        return untrusted(reply)
+
+    @staticmethod
+    def _reader(fd: int, deadline: float, popen: subprocess.Popen):
+        """``read_exactly`` over the response pipe, until ``deadline``. A worker that exited counts as gone
+        at once, even while something it started still holds the pipe open (no EOF would ever come)."""
+
+        def wait_readable() -> None:
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise WorkerTimedOut()
+                if select.select([fd], [], [], min(remaining, POLL_SECONDS))[0]:
+                    return
+                if popen.poll() is not None and not select.select([fd], [], [], 0)[0]:
+                    raise EOFError(f"the worker exited (status {popen.returncode})")
+
+        def read_exactly(n: int) -> bytes:
+            chunks, left = [], n
+            while left:
+                wait_readable()
+                chunk = os.read(fd, min(left, 1 << 20))
+                if not chunk:
+                    raise EOFError("the worker exited")
+                chunks.append(chunk)
+                left -= len(chunk)
+            return b"".join(chunks)
+
+        return read_exactly
+
+    def _cpu_seconds(self, process: _Process) -> tuple[float, float]:
+        """CPU time the worker's process tree has used, from the kernel (not from the worker's word): every
+        thread of every process in nanoseconds while they live (``/proc/<pid>/task/*/schedstat``), and, in
+        clock ticks, with what ended threads and waited-for children spent (``/proc/<pid>/stat``)."""
+        live = ended = 0.0
+        for pid in [process.popen.pid, *_descendants(process.popen.pid)]:
+            for stat in glob.glob(f"/proc/{pid}/task/*/schedstat"):
+                try:
+                    with open(stat) as f:
+                        live += int(f.read().split()[0]) / 1e9
+                except (OSError, ValueError, IndexError):
+                    pass
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    fields = f.read().rpartition(")")[2].split()
+                ended += sum(int(v) for v in fields[11:15]) / _CLOCK_TICKS  # utime stime cutime cstime
+            except (OSError, ValueError, IndexError):
+                pass
+        return live, ended
+
+    def last_words(self) -> str:
+        """The last line the last-asked worker wrote to stderr, for a crash message (at most 200 characters)."""
+        try:
+            with open(self.layout.log / f"{self._current}.stderr", "rb") as f:
+                f.seek(max(0, f.seek(0, os.SEEK_END) - 4096))
+                lines = f.read(4096).decode(errors="replace").strip().splitlines()
+        except OSError:
+            return ""
+        return lines[-1][:200] if lines else ""

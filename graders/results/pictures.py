@@ -1,0 +1,118 @@
+"""Pictures, where people would rather look than read: a student's loss curve, a class's totals and pass rates.
+
+Drawn with matplotlib when it is installed (``pip install 'autograd-lab[plots]'``);
+without it every function here draws nothing and says so once. The loss curve
+comes from the grading itself: task 5.4 records the student's ``train_loss``
+per epoch on the lesson's run (``TaskResult.data``); the reference curve is the
+reference solution's on the same run.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import statistics
+
+from graders import lesson
+from graders import messages as msg
+from graders.lesson import BAR, NOISE_FLOOR
+
+LOSS_PNG = "loss.png"
+TOTALS_PNG = "class_totals.png"
+PASS_RATES_PNG = "class_pass_rates.png"
+FIT_TASK = "5.4"
+
+
+def available() -> bool:
+    return importlib.util.find_spec("matplotlib") is not None
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _png(figure) -> bytes:
+    buffer = io.BytesIO()
+    # No timestamps or versions in the file: the same curve gives the same bytes.
+    figure.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
+    _pyplot().close(figure)
+    return buffer.getvalue()
+
+
+def loss_data(report) -> dict | None:
+    """What task 5.4 recorded for the picture: the student's curve and the grader's MSE; None without a curve."""
+    for result in report.results:
+        if result.task.id == FIT_TASK:
+            data = getattr(result, "data", None) or {}
+            losses = data.get("train_loss")
+            if isinstance(losses, list) and losses:
+                return {"train_loss": losses, "lesson_mse": data.get("lesson_mse"),
+                        "reference_loss": data.get("reference_loss"), "lesson_data": data.get("lesson_data", True)}
+    return None
+
+
+def loss_png(data: dict) -> bytes:
+    """The student's training loss per epoch against the noise floor, the bar and the reference curve."""
+    plt = _pyplot()
+    figure, axes = plt.subplots(figsize=(6.4, 4.0))
+    # The stored reference curve is the lesson data's run: a grade on data drawn from a key has none to show.
+    reference = data.get("reference_loss") or (lesson.reference_curve() if data.get("lesson_data", True) else ())
+    yours = [v if v > 0 else float("nan") for v in data["train_loss"]]
+    axes.plot(range(1, len(yours) + 1), yours, color="tab:blue", linewidth=2.4, alpha=0.8, label=msg.LOSS_YOURS)
+    if reference:
+        axes.plot(range(1, len(reference) + 1), reference, color="black", linestyle="--", linewidth=1.0,
+                  label=msg.LOSS_REFERENCE)  # on top, so that it shows where the two curves coincide
+    axes.axhline(NOISE_FLOOR, color="tab:green", linewidth=1.0, label=msg.LOSS_FLOOR.format(floor=NOISE_FLOOR))
+    axes.axhline(BAR, color="tab:red", linestyle=":", linewidth=1.2, label=msg.LOSS_BAR.format(bar=BAR))
+    axes.set_yscale("log")
+    axes.set_xlabel(msg.LOSS_AXES[0])
+    axes.set_ylabel(msg.LOSS_AXES[1])
+    title = msg.LOSS_TITLE
+    if isinstance(data.get("lesson_mse"), float):
+        title += "\n" + msg.LOSS_FINAL.format(mse=data["lesson_mse"])
+    axes.set_title(title, fontsize=10)
+    axes.legend(fontsize=8, loc="upper right")
+    axes.grid(True, which="both", alpha=0.25)
+    figure.tight_layout()
+    return _png(figure)
+
+
+def totals_png(totals: list[float], max_score: float) -> bytes:
+    """A histogram of the graded submissions' totals, in bins of 5 points."""
+    plt = _pyplot()
+    figure, axes = plt.subplots(figsize=(6.4, 3.6))
+    top = max(5, int(max_score + 4.999) // 5 * 5)
+    axes.hist(totals, bins=range(0, top + 6, 5), color="tab:blue", edgecolor="white")
+    axes.set_xlim(0, top + 5)
+    axes.set_xlabel(msg.CLASS_TOTALS_AXES[0])
+    axes.set_ylabel(msg.CLASS_TOTALS_AXES[1])
+    axes.yaxis.get_major_locator().set_params(integer=True)
+    mean = statistics.fmean(totals) if totals else 0.0
+    median = statistics.median(totals) if totals else 0.0
+    axes.set_title(msg.CLASS_TOTALS_TITLE.format(graded=len(totals), mean=mean, median=median), fontsize=10)
+    figure.tight_layout()
+    return _png(figure)
+
+
+def pass_rates_png(rates: dict[str, float], graded: int) -> bytes:
+    """One bar per task: the share of graded students who got the task's full points."""
+    plt = _pyplot()
+    ids = list(rates)
+    figure, axes = plt.subplots(figsize=(6.4, 0.25 * len(ids) + 1.4))
+    values = [100 * rates[t] for t in ids]
+    axes.barh(ids, values, color=["tab:green" if v >= 50 else "tab:orange" for v in values])
+    axes.invert_yaxis()
+    axes.set_xlim(0, 100)
+    for y, value in enumerate(values):
+        axes.text(min(value + 1, 88), y, f"{value:.0f}%", va="center", fontsize=7)
+    axes.set_xlabel(msg.CLASS_PASS_AXES[0])
+    axes.set_ylabel(msg.CLASS_PASS_AXES[1])
+    axes.tick_params(axis="y", labelsize=8)
+    axes.set_title(msg.CLASS_PASS_TITLE.format(graded=graded), fontsize=10)
+    figure.tight_layout()
+    return _png(figure)

@@ -1,0 +1,143 @@
+"""The shape of graders/: subpackages by job, no import cycles, a worker that imports nothing of the judge, and one
+task table that the public tests' markers follow."""
+
+from __future__ import annotations
+
+import ast
+import configparser
+from pathlib import Path
+
+import pytest
+
+from graders import paths
+from graders.tasks import TASKS
+
+GRADERS = paths.HERE
+SUBPACKAGES = ("judge", "worker", "results", "classgrade", "course", "integrations")
+TOP_LEVEL = {"__init__", "__main__", "cli", "cli_class", "tasks", "messages", "paths", "lesson", "files"}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(GRADERS.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(path): path for path in GRADERS.rglob("*.py") if "given" not in path.parts}
+
+
+def imports_of(name: str) -> set[str]:
+    """The graders modules that module ``name`` imports, at its top or inside a function (both count: a lazy
+    import still ties the two modules together)."""
+    path = MODULES[name]
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            found |= {f"{module}.{alias.name}" if f"{module}.{alias.name}" in MODULES else module
+                      for alias in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+    return {module for module in found if module in MODULES and module != name}
+
+
+GRAPH = {name: imports_of(name) for name in MODULES}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iteratively)."""
+    index, low, on_stack, stack, found, counter = {}, {}, set(), [], [], 0
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            for nxt in edges:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = counter
+                    counter += 1
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return found
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    """Can the cycle check below fail: does it see a -> b -> c -> a, and nothing in a chain?"""
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_graders_has_no_import_cycle():
+    """Does any group of graders modules import each other in a circle (lazy imports included)?"""
+    assert cycles(GRAPH) == []
+
+
+def test_every_module_lives_in_the_subpackage_of_its_job():
+    """Is every module of graders/ either one of the few top-level ones or inside a subpackage by job?"""
+    misplaced = [name for name in MODULES if name.count(".") == 1 and name.split(".")[1] not in TOP_LEVEL
+                 and name.split(".")[1] not in SUBPACKAGES]
+    assert misplaced == []
+    assert all((GRADERS / package / "__init__.py").is_file() for package in SUBPACKAGES)
+
+
+def test_the_worker_imports_nothing_of_the_rest_of_graders():
+    """The worker package is copied into the sandbox alone: does any of its modules import graders.* outside it?"""
+    outside = {name: sorted(m for m in GRAPH[name] if not m.startswith("graders.worker"))
+               for name in MODULES if name.startswith("graders.worker")}
+    assert {name: found for name, found in outside.items() if found} == {}
+    absolute = [name for name in MODULES if name.startswith("graders.worker")
+                for node in ast.walk(ast.parse(MODULES[name].read_text()))
+                if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("graders")]
+    assert absolute == [], "the worker imports itself relatively: in the sandbox it is the package `worker`"
+
+
+def test_the_judge_takes_only_the_wire_format_from_the_worker():
+    """Does anything outside graders/worker import the untrusted side's code, other than its wire format?"""
+    reached = {name: sorted(m for m in GRAPH[name] if m.startswith("graders.worker") and m != "graders.worker.protocol")
+               for name in MODULES if not name.startswith("graders.worker")}
+    assert {name: found for name, found in reached.items() if found} == {}
+
+
+def test_the_public_tests_have_one_marker_per_task_named_as_the_task_table_names_it():
+    """Does exercises/pytest.ini declare exactly the task table's markers, each with its task's id and title?"""
+    ini = configparser.ConfigParser()
+    ini.read(paths.EXERCISES / "pytest.ini")
+    declared = dict(line.split(":", 1) for line in ini["pytest"]["markers"].strip().splitlines())
+    declared = {name.strip(): text.strip() for name, text in declared.items() if name.strip().startswith("task")}
+    assert list(declared) == [task.marker for task in TASKS]
+    for task in TASKS:
+        assert declared[task.marker].startswith(f"Task {task.id}, {task.title}"), declared[task.marker]
+
+
+@pytest.mark.parametrize("task", TASKS, ids=lambda task: task.id)
+def test_every_task_has_public_tests_under_its_marker(task):
+    """Is every task's marker used by at least one public test, so that `pytest exercises/ -m taskX_Y` runs some?"""
+    marker = f"pytest.mark.{task.marker}"
+    assert any(marker in path.read_text() for path in (paths.EXERCISES / "tests").glob("test_*.py"))
