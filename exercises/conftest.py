@@ -104,7 +104,8 @@ def pytest_runtest_makereport(item, call):
             report.longrepr = line
 
 
-BEYOND = ("These tests are worked examples. The graded run checks more: every op against torch.autograd on "
+BEYOND = ("These tests are worked examples. The graded run checks more: every op against torch.autograd, to "
+          "float64 precision (a rule that approximates with finite differences is not exact enough), on "
           "random inputs of many shapes, each backward rule's cost on large inputs (a Python loop over the "
           "elements is right but too slow), the optimizers against torch.optim, and the loop on the lesson's "
           "full result. README.md, 'The rules the graders hold you to'.")

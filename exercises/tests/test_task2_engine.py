@@ -140,6 +140,16 @@ def test_backward_with_a_gradient_of_the_wrong_shape_raises_value_error():
 
 
 @pytest.mark.task2_2
+def test_backward_with_a_gradient_that_would_broadcast_still_raises_value_error():
+    """A g of shape (1,) or () would broadcast to an output of shape (2,): is it refused all the same, as PyTorch
+    refuses it, rather than stretched?"""
+    for g in (np.ones(1), np.array(1.0)):
+        y = scale(Tensor([1.0, 2.0], requires_grad=True), 2.0)
+        assert_raises(ValueError, lambda y=y, g=g: y.backward(g),
+                      f"backward(g) with g of shape {g.shape}, output of shape (2,)")
+
+
+@pytest.mark.task2_2
 def test_backward_on_a_tensor_without_grad_raises_runtime_error():
     """Does backward() on a tensor that does not require grad raise RuntimeError, as PyTorch?"""
     assert_raises(RuntimeError, Tensor(1.0).backward, "backward() on Tensor(1.0)")

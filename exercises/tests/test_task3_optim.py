@@ -111,6 +111,18 @@ def test_sgd_state_dict_lets_a_new_optimizer_continue():
 
 # ----- 3.3 Adam -----
 
+
+@pytest.mark.task3_2
+def test_sgd_momentum_buffer_is_a_copy_of_the_first_gradient():
+    """After step 1, a grad changed in place (as an engine that adds into .grad does): is the buffer kept as
+    it was, so that step 2 moves p by lr * (momentum * d1 + d2)? (A buffer that is p.grad itself changes too.)"""
+    p = param([0.0], grad=[1.0])
+    opt = SGD([p], lr=0.1, momentum=0.5)
+    opt.step()
+    p.grad[...] = 3.0
+    opt.step()
+    assert_close(p.data, [-0.1 - 0.1 * (0.5 * 1.0 + 3.0)], "p after two steps, the grad changed in place between")
+
 @pytest.mark.task3_3
 def test_adam_first_step_moves_each_entry_by_lr():
     """With bias correction, is Adam's first step lr * sign(grad): [1, -1] -> [0.9, -0.9]?"""
@@ -139,6 +151,16 @@ def test_adam_adds_eps_after_the_square_root():
     p = param([1.0], grad=[1e-9])
     Adam([p], lr=0.1).step()
     assert_close(p.data, [1.0 - 0.1 / 11], "p after one Adam step with grad 1e-9", rtol=1e-9)
+
+
+@pytest.mark.task3_3
+def test_adam_step_updates_the_array_in_place():
+    """Does Adam's step() change p.data in place, keeping the same array object (a model holds that array)?"""
+    p = param([1.0, 2.0], grad=[1.0, -1.0])
+    before = p.data
+    Adam([p], lr=0.1).step()
+    assert p.data is before, "step() replaced p.data with a new array: update it in place (p.data -= ...)"
+    assert_close(before, [0.9, 2.1], "p after one Adam step", rtol=1e-6)
 
 
 @pytest.mark.task3_3

@@ -110,3 +110,12 @@ def test_the_same_seed_gives_the_same_batches():
     b = DataLoader(*numbered(20), batch_size=6, shuffle=True, rng=np.random.default_rng(7))
     for n in (1, 2):
         assert order(epoch(a)) == order(epoch(b)), f"epoch {n} differs between two loaders seeded alike"
+
+
+@pytest.mark.task4_2
+def test_the_order_comes_from_the_generator_given():
+    """Do loaders given generators with different seeds shuffle differently (the order is drawn from rng, not
+    from a generator of the loader's own)?"""
+    orders = {seed: order(epoch(DataLoader(*numbered(50), batch_size=10, shuffle=True,
+                                           rng=np.random.default_rng(seed)))) for seed in (1, 2)}
+    assert orders[1] != orders[2], "seeds 1 and 2 gave the same order: shuffle with the rng the loader is given"

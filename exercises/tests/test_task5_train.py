@@ -43,6 +43,17 @@ class Probe(Module):
 
 # ----- 5.1 train_epoch -----
 
+class OrderedLoss:
+    """MSELoss that notes, at every call, whether it was given (the model's prediction, the batch's target)."""
+
+    def __init__(self):
+        self.targets_second = []
+
+    def __call__(self, prediction, target):
+        self.targets_second.append(any(np.array_equal(target.data, y) for _, y in BATCHES))
+        return MSELoss()(prediction, target)
+
+
 @pytest.mark.task5_1
 def test_train_epoch_steps_once_per_batch():
     """Over three batches, does train_epoch step three times and end where plain SGD in numpy ends?"""
@@ -83,6 +94,16 @@ def test_train_epoch_trains_in_training_mode():
     assert [training for training, _, _ in probe.seen] == [True] * 3, f"modes seen: {probe.seen}"
 
 
+@pytest.mark.task5_1
+def test_train_epoch_calls_the_loss_with_the_prediction_first():
+    """Is every loss computed as loss_fn(model(xb), yb), prediction first and target second? (MSE gives the same
+    number either way round; a weighted loss, or torch's, does not.)"""
+    model = linear_model()[0]
+    loss = OrderedLoss()
+    train_epoch(model, as_tensors(BATCHES), CountingSGD(model.parameters(), lr=0.1), loss)
+    assert loss.targets_second == [True] * 3, "loss_fn was not given (prediction, target): call loss_fn(model(xb), yb)"
+
+
 # ----- 5.2 evaluate -----
 
 @pytest.mark.task5_2
@@ -116,6 +137,14 @@ def test_evaluate_restores_the_previous_mode():
     assert model.training is False, "a model in eval mode was left in training mode"
 
 
+@pytest.mark.task5_2
+def test_evaluate_calls_the_loss_with_the_prediction_first():
+    """Is every loss in evaluate computed as loss_fn(model(xb), yb), prediction first and target second?"""
+    loss = OrderedLoss()
+    evaluate(linear_model()[0], as_tensors(BATCHES), loss)
+    assert loss.targets_second == [True] * 3, "loss_fn was not given (prediction, target): call loss_fn(model(xb), yb)"
+
+
 # ----- 5.3 accumulation and clip_grad_norm -----
 
 def with_grad(values) -> Tensor:
@@ -132,6 +161,15 @@ def test_clip_grad_norm_scales_a_long_gradient_down_to_max_norm():
     assert_close(total, 5.0, "the norm clip_grad_norm returned")
     assert_close(a.grad, [0.6], "a.grad after clipping", rtol=1e-6)
     assert_close(b.grad, [[0.8, 0.0]], "b.grad after clipping", rtol=1e-6)
+
+
+@pytest.mark.task5_3
+def test_clip_grad_norm_scales_by_max_norm_over_the_norm_plus_1e_6():
+    """As torch.nn.utils.clip_grad_norm_, is the scale max_norm / (norm + 1e-6)? For a grad of norm 1e-6 and
+    max_norm 1e-7 it is 0.05, not 0.1 (the 1e-6 keeps a zero gradient from dividing by zero)."""
+    p = with_grad([0.6e-6, 0.8e-6])
+    clip_grad_norm([p], max_norm=1e-7)
+    assert_close(p.grad, [0.03e-6, 0.04e-6], "p.grad after clipping", rtol=1e-9, atol=0.0)
 
 
 @pytest.mark.task5_3
@@ -252,6 +290,43 @@ def test_the_checkpoint_is_written_at_exactly_the_given_path(tmp_path):
     assert path.exists(), f"no file at {path.name}; found {sorted(p.name for p in tmp_path.iterdir())}"
     with np.load(path, allow_pickle=False) as saved:
         assert saved.files, "the checkpoint holds no arrays"
+
+
+TRIPPED = []
+
+
+def _trip():
+    TRIPPED.append("unpickled")
+
+
+class Tripwire:
+    """Unpickling one of these runs _trip: what a checkpoint loaded with pickle allowed would do with code someone
+    else put in the file."""
+
+    def __reduce__(self):
+        return (_trip, ())
+
+
+@pytest.mark.task5_5
+def test_fit_reads_its_checkpoint_without_pickle(tmp_path):
+    """Given a checkpoint whose arrays are pickled objects, does fit refuse to unpickle them (np.load with
+    allow_pickle=False), whatever it then raises?"""
+    path = tmp_path / "run.ckpt"
+    small_run(1, checkpoint=path)
+    with np.load(path, allow_pickle=False) as saved:
+        names = list(saved.files)
+    arrays = {}
+    for name in names:
+        arrays[name] = np.empty((), dtype=object)
+        arrays[name][()] = Tripwire()
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+    TRIPPED.clear()
+    try:
+        small_run(1, checkpoint=path)
+    except Exception:  # noqa: BLE001 - refusing the file is right; only whether the pickle ran is asked
+        pass
+    assert not TRIPPED, "fit unpickled the checkpoint: load it with np.load(path, allow_pickle=False)"
 
 
 @pytest.mark.task5_5

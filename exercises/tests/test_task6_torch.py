@@ -70,6 +70,40 @@ def test_fit_torch_goes_back_to_train_mode_after_each_validation():
                     "validation batch per epoch)", pytrace=False)
 
 
+@pytest.mark.task6_1
+def test_fit_torch_validates_on_the_mean_of_every_validation_batch():
+    """With lr 0 (the model never moves) and 4 validation batches of different losses, is each epoch's val_loss
+    the mean of the 4 batch losses (not the last batch's, nor their sum)?"""
+    torch.manual_seed(0)
+    x = torch.linspace(-1.0, 1.0, 16, dtype=torch.float64).reshape(-1, 1)
+    batches = [(x[i:i + 4], 3 * x[i:i + 4] + 1) for i in range(0, 16, 4)]
+    model = torch.nn.Linear(1, 1).double()
+    with torch.no_grad():
+        expected = sum(torch.nn.functional.mse_loss(model(xb), yb).item() for xb, yb in batches) / 4
+    history = fit_torch(model, batches, torch.optim.SGD(model.parameters(), lr=0.0), torch.nn.MSELoss(), 2,
+                        val_loader=batches)
+    assert history["val_loss"] == pytest.approx([expected] * 2, rel=1e-9), \
+        f"val_loss {history['val_loss']}, expected the mean of the 4 batch losses, {expected:.6g}, each epoch"
+
+
+@pytest.mark.task6_1
+def test_fit_torch_calls_the_loss_with_the_prediction_first():
+    """Is every loss computed as loss_fn(model(xb), yb), prediction first? (MSE gives the same number either way
+    round; a weighted loss does not.)"""
+    seen = []
+
+    def loss_fn(prediction, target):
+        seen.append(prediction.requires_grad or not torch.is_grad_enabled())
+        return torch.nn.functional.mse_loss(prediction, target)
+
+    torch.manual_seed(0)
+    x = torch.linspace(-1.0, 1.0, 8, dtype=torch.float64).reshape(-1, 1)
+    batches = [(x[i:i + 4], 3 * x[i:i + 4] + 1) for i in range(0, 8, 4)]
+    model = torch.nn.Linear(1, 1).double()
+    fit_torch(model, batches, torch.optim.SGD(model.parameters(), lr=0.1), loss_fn, 1)
+    assert seen == [True, True], "loss_fn was not given (prediction, target): call loss_fn(model(xb), yb)"
+
+
 @pytest.mark.task6_2
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="Task 6.2 runs where a CUDA GPU is present")
 def test_fit_torch_on_cuda_moves_the_model_and_the_batches():
