@@ -1425,6 +1425,8 @@ class Machine:
         changed = {path: f"{self.fixed[path]} -> {owner(path)}" for path in FIXED_TARGETS
                    if owner(path) != self.fixed[path] and self.could_have_changed(path, self.fixed[path], owner(path))}
         assert not changed, f"a fixed target was written or removed (its owner before -> after): {changed}"
+        left = marked_paths(self.marker, searched_folders(self.context))
+        assert not left, f"files the attack made outside the scratch folder: {left}"
 
     def could_have_changed(self, path: str, before: int | None, after: int | None) -> bool:
         """Whether this attack can be behind a fixed target's change of owner: any change where the worker runs as
@@ -1433,8 +1435,6 @@ class Machine:
         if not self.leased and getattr(self, "private_tmp", False) and path.startswith("/tmp/"):
             return False
         return not self.leased or before in self.leased or after in self.leased
-        left = marked_paths(self.marker, searched_folders(self.context))
-        assert not left, f"files the attack made outside the scratch folder: {left}"
 
     def cleanup(self) -> None:
         """Whatever happened, leave nothing of this attack behind on the machine."""
