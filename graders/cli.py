@@ -8,7 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from graders import __version__, cli_class, paths
+from graders import __version__, cli_class, cli_options, paths
 from graders import messages as msg
 from graders.course import build
 from graders.judge import layout
@@ -42,12 +42,11 @@ def _grade(args) -> int:
     from graders.judge.grade import ERROR, grade  # imports torch: only when grading
     from graders.results import outputs
 
-    task_ids = tuple(args.tasks.split(",")) if args.tasks else None
     # torch.optim (the witness of task 3) makes a cache folder in the temp folder: one of this command's own.
     with tempfile.TemporaryDirectory(prefix="agl-torch-") as cache:
         os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", cache)
         try:
-            report = grade(args.submission, key=args.key, task_ids=task_ids, isolation=args.isolation,
+            report = grade(args.submission, key=args.key, task_ids=args.tasks, isolation=args.isolation,
                            deadline=args.deadline)
         except (layout.SubmissionError, RuntimeError) as error:
             print(f"autograd-lab grade: {error}", file=sys.stderr)
@@ -99,13 +98,10 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML")
     g.add_argument("--classroom", type=Path, metavar="FILE",
                    help="write GitHub Classroom's runner result (one base64 line, for the step output `result`)")
-    g.add_argument("--key", type=int, help="seed Hypothesis with this key instead of derandomizing")
-    g.add_argument("--tasks", help="grade only these task ids, comma-separated (e.g. 1.1,1.4)")
+    cli_options.add_grading_options(g)
     g.add_argument("--deadline", type=float, default=GRADE_DEADLINE, metavar="S",
                    help="stop the whole grade after S seconds; the tasks not finished by then fail "
                         "(default: %(default)g)")
-    g.add_argument("--isolation", choices=("auto", "bubblewrap", "limits"), default="auto",
-                   help="how to isolate student code: bubblewrap where it works (auto), or process limits alone")
     g.set_defaults(run=_grade)
 
     d = sub.add_parser("doctor", help="report what isolation and devices this machine gives the graders")

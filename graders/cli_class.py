@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from graders import cli_options
 from graders import messages as msg
 
 
@@ -20,8 +21,7 @@ def _fail(command: str, error: Exception) -> int:
 def _grade_all(args) -> int:
     from graders.classgrade import batch
 
-    tasks = tuple(args.tasks.split(",")) if args.tasks else None
-    settings = batch.Settings(key=args.key, tasks=tasks, isolation=args.isolation)
+    settings = batch.Settings(key=args.key, tasks=args.tasks, isolation=args.isolation)
     try:
         shard_of = batch.parse_shard(args.shard) if args.shard else None
         summary = batch.grade_all(args.submissions, args.out, jobs=args.jobs, shard_of=shard_of, force=args.force,
@@ -104,10 +104,7 @@ def add_commands(sub) -> None:
     a.add_argument("--force", action="store_true", help="grade again the submissions that have not changed")
     a.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
                    help="stop grading a submission after S seconds (default: %(default)g)")
-    a.add_argument("--key", type=int, help="seed Hypothesis with this key instead of derandomizing")
-    a.add_argument("--tasks", help="grade only these task ids, comma-separated (e.g. 1.1,1.4)")
-    a.add_argument("--isolation", choices=("auto", "bubblewrap", "limits"), default="auto",
-                   help="how to isolate student code: bubblewrap where it works (auto), or process limits alone")
+    cli_options.add_grading_options(a)
     a.set_defaults(run=_grade_all)
 
     m = sub.add_parser("merge", help="combine the gradebooks of shards into one",

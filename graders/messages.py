@@ -391,6 +391,10 @@ BATCH_INTERRUPTED = ("grade-all: interrupted; every finished submission is kept 
                      "command goes on from there")
 BATCH_EMPTY = "{folder}: no submission in it (expected folders laid out like exercises/, or .zip files of one)"
 BATCH_NOT_A_FOLDER = "{folder}: not a folder of submissions"
+# A command-line option whose value cannot work: "{prog}: got {option} {value!r}, expected {expected}".
+CLI_BAD_VALUE = "{prog}: got {option} {value!r}, expected {expected}\n"
+CLI_EXPECTED_TASKS = "task ids of the task table, comma-separated: {known}"
+CLI_EXPECTED_ONE_OF = "{choices} or {last}"
 BATCH_BAD_SHARD = "got --shard {text!r}, expected I/N with 1 <= I <= N (for example 2/4)"
 BATCH_BAD_JOBS = "got --jobs {jobs}, expected at least 1"
 BATCH_BAD_TIMEOUT = "got --timeout {seconds:g}, expected more than 0 seconds"

@@ -17,10 +17,9 @@ EXERCISES = REPO / "exercises"
 GIVEN = HERE / "given" if (HERE / "given").is_dir() else EXERCISES
 WORKER = HERE / "worker"  # the untrusted side, copied into every grade's runtime folder
 TEMPLATES = HERE / "templates"  # workflow, cluster and Gradescope templates
-# The modules a submission holds, in the contract's order (lesson.py is given extra).
-STUDENT_MODULES = ("__init__", "tensor", "nn", "optim", "data", "train", "torch_loop")
-# The modules generated from solutions/ (stubs where graded, as they are where given).
-GIVEN_MODULES = (*STUDENT_MODULES, "lesson", "gradcheck")
+# The modules generated from solutions/ (stubs where graded, as they are where given): a submission's, in the
+# contract's order, then the lesson and the gradient check that are given extra.
+GIVEN_MODULES = ("__init__", "tensor", "nn", "optim", "data", "train", "torch_loop", "lesson", "gradcheck")
 
 
 def in_checkout() -> bool:

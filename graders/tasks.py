@@ -1,4 +1,7 @@
-"""The task table: every graded unit, its id, title, file and points (100 in all).
+"""The task table: every graded unit, its id, title, file and points (100 in all), and what its checks ask of
+the workers. Everything else that depends on a task reads it from here: the markers of the public tests
+(exercises/pytest.ini, held to this table by tests/test_structure.py), the modules a submission is graded on,
+the worker processes a grade starts, the scorecard's rows and the nbgrader cells.
 
 Task 6.2 (fit_torch on CUDA) carries no points: most graders have no GPU, and
 a grade must not depend on the machine that computed it. It is still run and
@@ -16,16 +19,28 @@ class Task:
     title: str
     module: str
     points: int
+    # What the checks' workers ask the judge to answer instead of running the student's code for it
+    # (graders.judge.layout.ORACLE_PACKAGES): a mistake in unbroadcast, or in train_epoch, costs its points once.
+    asks_judge: tuple[str, ...] = ()
+    # An end-to-end rung that runs every file of the submission together (the lesson's run for 5.4).
+    whole_stack: bool = False
 
     @property
     def marker(self) -> str:
         return "task" + self.id.replace(".", "_")
 
+    @property
+    def worker_groups(self) -> tuple[tuple[str, ...], ...]:
+        """The packages of each worker process its checks ask (graders.judge.worker_process.group_of): the
+        hybrid of its module, with the judge's answers it asks for, and the whole stack where it has that rung."""
+        first = (f"sub_{self.module}", *(f"judge_{what}" for what in self.asks_judge))
+        return (first, ("sub_all",)) if self.whole_stack else (first,)
+
 
 TASKS = (
     Task("1.1", "unbroadcast", "tensor", 4),
-    Task("1.2", "backward of +, - and unary -", "tensor", 4),
-    Task("1.3", "backward of * and /", "tensor", 4),
+    Task("1.2", "backward of +, - and unary -", "tensor", 4, asks_judge=("unbroadcast",)),
+    Task("1.3", "backward of * and /", "tensor", 4, asks_judge=("unbroadcast",)),
     Task("1.4", "backward of @", "tensor", 5),
     Task("1.5", "backward of **, exp and log", "tensor", 5),
     Task("1.6", "backward of relu, tanh and sigmoid", "tensor", 5),
@@ -43,14 +58,16 @@ TASKS = (
     Task("5.1", "train_epoch", "train", 5),
     Task("5.2", "evaluate", "train", 3),
     Task("5.3", "gradient accumulation and clip_grad_norm", "train", 4),
-    Task("5.4", "fit reaches the noise floor", "train", 5),
-    Task("5.5", "fit: checkpoint and resume", "train", 4),
+    Task("5.4", "fit reaches the noise floor", "train", 5, asks_judge=("epochs",), whole_stack=True),
+    Task("5.5", "fit: checkpoint and resume", "train", 4, asks_judge=("epochs",)),
     Task("6.1", "fit_torch on the CPU", "torch_loop", 4),
     Task("6.2", "fit_torch on CUDA", "torch_loop", 0),
 )
 
 BY_ID = {task.id: task for task in TASKS}
 TOTAL_POINTS = sum(task.points for task in TASKS)
+# The modules a submission is graded on, in the table's order.
+GRADED_MODULES = tuple(dict.fromkeys(task.module for task in TASKS))
 assert TOTAL_POINTS == 100, TOTAL_POINTS
 
 # The whole grade's bound, in seconds (``grade --deadline``): the reference takes about 12 s, a slow but honest

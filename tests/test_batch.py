@@ -315,20 +315,20 @@ def test_a_judge_killed_from_outside_gives_a_crashed_row_and_leaves_no_worker(tm
     # What the pool has seen of each judge's processes: the judge is killed only once the pool has looked at its
     # worker (on a loaded machine, a fixed pause was not always enough).
     seen_by_pool: set[int] = set()
-    descendants = batch._descendants
+    descendants = batch.descendants
 
     def recording_descendants(pid, *args):
         found = descendants(pid, *args)
         seen_by_pool.update(found)
         return found
 
-    monkeypatch.setattr(batch, "_descendants", recording_descendants)
+    monkeypatch.setattr(batch, "descendants", recording_descendants)
 
     def kill_the_judge_once_its_worker_runs():
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline and not killed:
             for pid in judges_with(mark):
-                workers = descendants(pid)
+                workers = set(descendants(pid))
                 if workers and workers <= seen_by_pool:
                     os.kill(pid, signal.SIGKILL)
                     killed.append(pid)

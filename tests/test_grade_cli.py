@@ -172,3 +172,22 @@ def test_text_from_student_code_reaches_every_view_capped_and_plain(tmp_path):
     shown = next(i for i, line in enumerate(lines) if "a fence ````" in line)
     assert len(fences) == 2 and fences[0] < shown < fences[1] and len(lines[fences[0]]) == 5, "\n".join(lines)
     assert not any(line.startswith("# 100/100") for line in lines)
+
+
+@pytest.mark.parametrize(("command", "option", "value", "expected"), [
+    ("grade", "--tasks", "9.9", "expected task ids of the task table, comma-separated: 1.1, 1.2,"),
+    ("grade", "--tasks", "1.1,", "expected task ids of the task table"),
+    ("grade", "--isolation", "x", "expected auto, bubblewrap or limits"),
+    ("grade-all", "--tasks", "1.4,7.1", "expected task ids of the task table"),
+    ("grade-all", "--isolation", "sandbox", "expected auto, bubblewrap or limits"),
+])
+def test_a_bad_grading_option_stops_with_exit_2_echoing_the_call(tmp_path, capsys, command, option, value, expected):
+    """Does grade (or grade-all) given --tasks or --isolation that cannot work stop before grading, with exit
+    status 2 and one line that says what it got and what it expected (not a grade of nothing)?"""
+    args = [command, str(tmp_path)] + (["--out", str(tmp_path / "out")] if command == "grade-all" else [])
+    with pytest.raises(SystemExit) as stop:
+        main([*args, option, value])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"autograd-lab {command}: got {option} {value!r}, {expected}"), err
+    assert err.count("\n") == 1, err

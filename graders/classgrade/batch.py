@@ -37,6 +37,7 @@ from graders import messages as msg
 from graders.classgrade import gradebook
 from graders.classgrade.gradebook import Record
 from graders.judge import intake, sandbox
+from graders.judge.processes import THREADS_ENV, descendants, parents
 from graders.judge.worker_process import untrusted
 from graders.results import pictures
 from graders.tasks import BY_ID
@@ -46,7 +47,6 @@ START_TIMEOUT = 180.0  # a judge imports torch and the checks before its first s
 LOOK_EVERY = 1.0  # seconds between looks at each judge's processes
 STOP_GRACE = 5.0  # a judge asked to stop gets this long to stop its worker and remove its scratch folder
 LOGS = ".logs"
-THREADS_ENV = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 STALE = ("results.json", "scorecard.md", pictures.LOSS_PNG)
 
 
@@ -251,30 +251,6 @@ def terminal_progress(stream=sys.stderr) -> Callable[[str, bool], None]:
 # ----- the pool of judges -----
 
 
-def _parents() -> dict[int, int]:
-    """Every process's parent, from /proc."""
-    parents = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                pass
-    return parents
-
-
-def _descendants(pid: int, parents: dict[int, int] | None = None) -> set[int]:
-    parents = _parents() if parents is None else parents
-    found, todo = set(), [pid]
-    while todo:
-        current = todo.pop()
-        children = [child for child, parent in parents.items() if parent == current]
-        found.update(children)
-        todo += children
-    return found
-
-
 def _stop_with_parent() -> None:
     """In the judge, before exec: SIGTERM when grade-all dies (so an interrupted batch leaves no judge behind)."""
     try:
@@ -352,7 +328,7 @@ class Judge:
         """Stop the judge and everything it started: SIGTERM (it stops its worker), then SIGKILL for what is left."""
         family = set(self.family)
         if self.process.poll() is None:
-            family |= _descendants(self.process.pid)
+            family |= set(descendants(self.process.pid))
             self.process.send_signal(signal.SIGTERM)
             try:
                 self.process.wait(STOP_GRACE)
@@ -413,9 +389,9 @@ def run_pool(jobs: list[dict], size: int, timeout: float, logs: Path,
             busy = [j for j in judges if j.job is not None]
             wait = max(0.0, min(min(j.deadline for j in busy) - time.monotonic(), LOOK_EVERY))
             readable, _, _ = select.select([j.fd for j in busy], [], [], wait)
-            parents = _parents()
+            table = parents()
             for judge in busy:
-                judge.family = _descendants(judge.process.pid, parents) if judge.process.poll() is None \
+                judge.family = set(descendants(judge.process.pid, table)) if judge.process.poll() is None \
                     else judge.family
             for judge in busy:
                 if judge.fd in readable:

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from graders import messages as msg
-from graders.judge.layout import GRADED_MODULES, SubmissionError
+from graders.judge.layout import SubmissionError
+from graders.tasks import GRADED_MODULES
 
 ZIP_MAX_BYTES = 20 * 2**20
 ZIP_MAX_FILES = 2000

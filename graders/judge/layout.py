@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graders import paths
+from graders.tasks import GRADED_MODULES
 
-GRADED_MODULES = ("tensor", "optim", "data", "train", "torch_loop")
 # Packages that only mark a worker process, and what the judge answers it (graders.judge.worker_process.ORACLES).
 ORACLE_PACKAGES = {"judge_unbroadcast": ("unbroadcast",), "judge_epochs": ("train_epoch", "evaluate")}
 # Modules of a hybrid that are stand-ins in place of the given code: they re-export the worker's torch-backed

@@ -17,10 +17,6 @@ def cuda_available() -> bool:
     return torch.cuda.is_available()
 
 
-def devices() -> tuple[str, ...]:
-    return ("cpu", "cuda") if cuda_available() else ("cpu",)
-
-
 def _torch_args(operands, device):
     tensors, args = [], []
     for value in operands:

@@ -61,10 +61,6 @@ class Isolation:
     drop: bool = False  # the judge is root: each worker process runs as an unprivileged uid of its own
     reads_all: bool = False  # dropped without bubblewrap, interpreter unreachable: the uid keeps CAP_DAC_READ_SEARCH
 
-    @property
-    def name(self) -> str:
-        return "bubblewrap" if self.bubblewrap else "process limits"
-
     def describe(self) -> str:
         """One line for the scorecard: what the worker could and could not do (no uid: results stay identical)."""
         parts = ["process limits"]

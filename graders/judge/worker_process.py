@@ -35,14 +35,14 @@ import numpy as np
 
 from graders.judge import budget, sandbox
 from graders.judge.layout import ORACLE_PACKAGES, Layout
+from graders.judge.processes import THREADS_ENV, children, descendants, parents
+from graders.tasks import BY_ID
 from graders.worker import protocol
 
 KEPT_ENV = ("LANG", "LC_ALL", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 # CUDA's driver and runtime (task 6.2) read these where a GPU is present.
 GPU_ENV = ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")
 WORKER_PATH = "/usr/local/bin:/usr/bin:/bin"  # never the judge's PATH: it names the judge's folders
-THREADS_ENV = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
-LOG_LIMIT = 1 << 20
 RUNTIME_ENV, PACKAGES_ENV = "AGL_WORKER_RUNTIME", "AGL_WORKER_PACKAGES"
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 POLL_SECONDS = 0.2  # how often a judge waiting for an answer checks that the worker still runs
@@ -53,18 +53,6 @@ TORCH_PACKAGES = ("sub_torch_loop",)
 STANDIN_PRELOAD = {"sub_train": ("worker.standins",)}
 # Verbs whose student code calls what the judge answers (graders.judge.layout.ORACLE_PACKAGES): the marker package.
 ORACLE_OF_VERB = {"fit_history": "judge_epochs", "fit_resume": "judge_epochs", "resume_from_pickle": "judge_epochs"}
-# The groups each task's checks ask (see group_of), so that the judge can start their processes at once,
-# while it imports its own checks and torch. Only a hint: a group asked for and not running starts then.
-GROUPS_OF_TASK = {
-    **dict.fromkeys(("1.1", "1.4", "1.5", "1.6", "1.7", "1.8", "2.1", "2.2", "2.3", "2.4"), (("sub_tensor",),)),
-    **dict.fromkeys(("1.2", "1.3"), (("sub_tensor", "judge_unbroadcast"),)),
-    **dict.fromkeys(("3.1", "3.2", "3.3"), (("sub_optim",),)),
-    **dict.fromkeys(("4.1", "4.2"), (("sub_data",),)),
-    **dict.fromkeys(("5.1", "5.2", "5.3"), (("sub_train",),)),
-    "5.4": (("sub_train", "judge_epochs"), ("sub_all",)),
-    "5.5": (("sub_train", "judge_epochs"),),
-    **dict.fromkeys(("6.1", "6.2"), (TORCH_PACKAGES[:1],)),
-}
 _PR_SET_PDEATHSIG = 1
 
 
@@ -207,34 +195,6 @@ def _become_subreaper() -> bool:
         return False
 
 
-def _parents() -> dict[int, int]:
-    """Every process's parent, from /proc."""
-    found = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    found[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                pass
-    return found
-
-
-def _children(pid: int) -> list[int]:
-    return [child for child, parent in _parents().items() if parent == pid]
-
-
-def _descendants(pid: int) -> list[int]:
-    parents = _parents()
-    found, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        children = [child for child, parent in parents.items() if parent == current]
-        found += children
-        todo += children
-    return found
-
-
 # Every live worker process of this judge (any Worker, any thread): never mistaken for an orphan.
 _live: set[int] = set()
 _live_lock = threading.Lock()
@@ -302,10 +262,11 @@ class Worker:
     # ----- life cycle -----
     def start(self, packages: tuple[str, ...] | None = None, *, tasks: tuple[str, ...] = ()) -> None:
         """Start the process for ``packages`` now; by default the one that preloads torch, if any, and those
-        the checks of ``tasks`` will ask (GROUPS_OF_TASK), so that they start while the judge is busy."""
+        the checks of ``tasks`` will ask (graders.tasks.Task.worker_groups), so that they start while the judge is
+        busy."""
         wanted = [packages] if packages is not None else [TORCH_PACKAGES[:1]] if self.preload else []
         for task in tasks if packages is None else ():
-            wanted += [group for group in GROUPS_OF_TASK.get(task, ()) if group not in wanted]
+            wanted += [group for group in BY_ID[task].worker_groups if group not in wanted]
         for group in wanted:
             if ("+".join(group) or "none") not in self._processes:
                 self._start(group)
@@ -334,7 +295,7 @@ class Worker:
             join, release = self.budget.joiner()
             preexec = _preexec(self.limits, sandbox.drop_privileges(iso, uid, self.hiding), join)
             with _live_lock:
-                before = set(_children(os.getpid()))
+                before = set(children(os.getpid()))
                 with open(layout.log / f"{key}.stdout", "wb") as out, \
                         open(layout.log / f"{key}.stderr", "wb") as err:
                     try:
@@ -369,7 +330,7 @@ class Worker:
         pid = process.popen.pid
         leftovers: list[int] = []
         if process.popen.poll() is None:  # not reaped yet, so its pid (and group id) is still its own
-            leftovers = _descendants(pid)  # bubblewrap's own second process among them (root, in our group)
+            leftovers = descendants(pid)  # bubblewrap's own second process among them (root, in our group)
             try:
                 os.killpg(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
@@ -400,15 +361,15 @@ class Worker:
         were not there before this one started."""
         if not self._subreaper:
             return
-        parents = _parents()
+        table = parents()
         owners = sandbox.uids_of_processes(zombies=True) if process.uid is not None else {}
         for _ in range(100):
             with _live_lock:
-                children = [pid for pid, parent in parents.items() if parent == os.getpid()]
+                ours = [pid for pid, parent in table.items() if parent == os.getpid()]
                 if process.uid is not None:
-                    orphans = [pid for pid in children if owners.get(pid) == process.uid]
+                    orphans = [pid for pid in ours if owners.get(pid) == process.uid]
                 else:
-                    orphans = [pid for pid in children if pid not in process.before and pid not in _live]
+                    orphans = [pid for pid in ours if pid not in process.before and pid not in _live]
             if not orphans:
                 return
             for pid in orphans:
@@ -417,7 +378,7 @@ class Worker:
                     os.waitpid(pid, 0)
                 except ChildProcessError:
                     pass
-            parents = _parents()
+            table = parents()
             owners = sandbox.uids_of_processes(zombies=True) if process.uid is not None else {}
 
     def __enter__(self) -> Worker:
@@ -477,25 +438,14 @@ class Worker:
                 if popen.poll() is not None and not select.select([fd], [], [], 0)[0]:
                     raise EOFError(f"the worker exited (status {popen.returncode})")
 
-        def read_exactly(n: int) -> bytes:
-            chunks, left = [], n
-            while left:
-                wait_readable()
-                chunk = os.read(fd, min(left, 1 << 20))
-                if not chunk:
-                    raise EOFError("the worker exited")
-                chunks.append(chunk)
-                left -= len(chunk)
-            return b"".join(chunks)
-
-        return read_exactly
+        return protocol.fd_reader(fd, wait=wait_readable, closed="the worker exited")
 
     def _cpu_seconds(self, process: _Process) -> tuple[float, float]:
         """CPU time the worker's process tree has used, from the kernel (not from the worker's word): every
         thread of every process in nanoseconds while they live (``/proc/<pid>/task/*/schedstat``), and, in
         clock ticks, with what ended threads and waited-for children spent (``/proc/<pid>/stat``)."""
         live = ended = 0.0
-        for pid in [process.popen.pid, *_descendants(process.popen.pid)]:
+        for pid in [process.popen.pid, *descendants(process.popen.pid)]:
             for stat in glob.glob(f"/proc/{pid}/task/*/schedstat"):
                 try:
                     with open(stat) as f:

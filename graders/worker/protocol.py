@@ -104,15 +104,17 @@ def _load_array(blob: bytes) -> np.ndarray:
     return np.load(buffer, allow_pickle=False)
 
 
-def fd_reader(fd: int):
-    """``read_exactly`` over a file descriptor; raises EOFError when the other side is gone."""
+def fd_reader(fd: int, *, wait=lambda: None, closed: str = "the other side closed the channel"):
+    """``read_exactly`` over a file descriptor; raises EOFError(``closed``) when the other side is gone. ``wait``
+    runs before each read (the judge's waits for its deadline and for the worker's death there)."""
 
     def read_exactly(n: int) -> bytes:
         chunks, left = [], n
         while left:
+            wait()
             chunk = os.read(fd, min(left, 1 << 20))
             if not chunk:
-                raise EOFError("the other side closed the channel")
+                raise EOFError(closed)
             chunks.append(chunk)
             left -= len(chunk)
         return b"".join(chunks)

@@ -143,14 +143,14 @@ class Context:
             self.fail(what, "not finite (it holds nan or inf)", "finite values")
         return value
 
-    def number(self, claim: dict, what: str) -> float:
-        """A claimed Python float (numpy's float64 is a float too), finite."""
+    def number(self, claim: dict, what: str, how: str = "read the loss with .item()") -> float:
+        """A claimed Python float (numpy's float64 is a float too), finite; ``how`` says how to get one."""
         if claim.get("kind") == "number" and claim.get("type") == "float":
             value = claim["value"]
         elif claim.get("kind") == "numpy scalar" and claim.get("type") == "float64":
             value = float(claim["array"])
         else:
-            self.fail(what, f"a {claim.get('type')}", "a Python float (read the loss with .item())")
+            self.fail(what, f"a {claim.get('type')}", msg.LOOP_FLOAT.format(how=how))
         if not np.isfinite(value):
             self.fail(what, f"{value}", "a finite number")
         return float(value)

@@ -134,14 +134,6 @@ def known_mistake(yours: list[np.ndarray], mistakes) -> str | None:
 # ----- reading claims -----
 
 
-def read_float(ctx: Context, claim: dict, what: str, how: str = "read the loss with .item()") -> float:
-    """A Python float (numpy's float64 is one too), finite."""
-    if not ((claim.get("kind") == "number" and claim.get("type") == "float")
-            or (claim.get("kind") == "numpy scalar" and claim.get("type") == "float64")):
-        ctx.fail(what, f"a {claim.get('type')}", msg.LOOP_FLOAT.format(how=how))
-    return ctx.number(claim, what)
-
-
 def read_params(ctx: Context, claims: list, names: list[str], shapes: list[tuple], when: str) -> list[np.ndarray]:
     if len(claims) != len(names):
         ctx.fail(f"the model's parameter list {when}", f"{len(claims)} parameters", f"{len(names)}")
@@ -178,7 +170,7 @@ def read_history(ctx: Context, claim: dict, function: str, lengths: dict[str, in
                 msg.WRONG_KIND.format(what=name, got=f"a list of {len(items['items'])}", expected=expected,
                                       **msg.header(ctx.task)),
                 hint and msg.HINT.format(hint=hint)))
-        history[key] = np.array([read_float(ctx, c, f'history["{key}"][{i}] from {function}')
+        history[key] = np.array([ctx.number(c, f'history["{key}"][{i}] from {function}')
                                  for i, c in enumerate(items["items"])])
     return history
 
@@ -215,7 +207,7 @@ def check_epoch(ctx: Context, setup: Setup, *, full: bool = True) -> None:
                      stale_grad=STALE_GRAD, options=setup.options or None)
     claim = answer["loss"]
     is_float = claim.get("type") in ("float", "float64") and claim.get("kind") in ("number", "numpy scalar")
-    loss = read_float(ctx, claim, "the value train_epoch returned") if full or is_float else None
+    loss = ctx.number(claim, "the value train_epoch returned") if full or is_float else None
     if full:
         check_modes(ctx, answer["forwards"], (True, True), "train_epoch", (msg.HINT_TRAIN_MODE, msg.HINT_TRAIN_GRAD))
     check_steps(ctx, answer["steps"], setup)
@@ -270,7 +262,7 @@ def check_evaluate(ctx: Context, setup: Setup, starts: tuple[bool, ...]) -> None
         args = {k: v for k, v in setup.args().items() if k not in ("lr", "momentum")}
         answer = ctx.ask("evaluate_watched", f"running evaluate on a model in {mode} mode", **args,
                          start_training=start)
-        loss = read_float(ctx, answer["loss"], "the value evaluate returned")
+        loss = ctx.number(answer["loss"], "the value evaluate returned")
         check_modes(ctx, answer["forwards"], (False, False), "evaluate", (msg.HINT_EVAL_MODE, msg.HINT_EVAL_NO_GRAD))
         if answer["training_after"] != start:
             raise CheckFailed(msg.LOOP_MODE.format(
@@ -317,7 +309,7 @@ def check_clip(ctx: Context, grads: list, max_norm: float) -> None:
     total, expected = torch_clip(grads, max_norm)
     inputs = [msg.CLIP_INPUTS.format(grads=", ".join("None" if g is None else msg.array_text(g) for g in grads),
                                      max_norm=max_norm)]
-    yours_total = read_float(ctx, answer["total"], "the norm clip_grad_norm returned", how="float(total)")
+    yours_total = ctx.number(answer["total"], "the norm clip_grad_norm returned", how="float(total)")
     after = total * min(1.0, max_norm / (total + 1e-6))
     hint = msg.HINT_CLIP_AFTER if total and np.isclose(yours_total, after, **MATCH) else msg.HINT_CLIP
     ctx.compare(np.float64(yours_total), total, "norm clip_grad_norm returned", inputs=inputs,

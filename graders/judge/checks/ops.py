@@ -19,6 +19,7 @@ from graders.judge import reference
 from graders.judge import strategies as s
 from graders.judge.checks.base import TIGHT, CheckFailed, Context, task
 from graders.judge.worker_process import WorkerDied, WorkerTimedOut
+from graders.tasks import BY_ID
 
 EXAMPLES_PER_OP = 40
 NAMES = "xy"  # the operands, by position, as the stubs name them (x @ w for matmul)
@@ -219,7 +220,7 @@ def check_case(ctx: Context, case: OpCase, operands, kwargs, upstream, *, witnes
     try:
         answer = ctx.ask("op_backward", f"calling the backward rule of {text}", package="sub_tensor", op=case.op,
                          operands=wire, kwargs=wire_kwargs, upstream=upstream,
-                         isolate_unbroadcast=case.task in ("1.2", "1.3"))
+                         isolate_unbroadcast="unbroadcast" in BY_ID[case.task].asks_judge)
     except CheckFailed as failure:  # show the inputs that made the student's code raise
         raise CheckFailed(msg.lines(str(failure), *_input_lines(case, operands, kwargs, upstream))) from None
     check_answer(ctx, case, operands, kwargs, upstream, answer, expected, witness=witness)
@@ -404,7 +405,7 @@ def check_cost(ctx: Context) -> CheckFailed | None:
     upstreams = [np.ones(np.shape(reference.vjp(case.torch, operands, kwargs)[0])) for operands in sets]
     wire = [{"operands": _encode(operands, cost.kwargs)[0], "upstream": g} for operands, g in zip(sets, upstreams)]
     args = dict(package="sub_tensor", op=cost.op, sets=wire, kwargs=_encode([], cost.kwargs)[1], repeat=COST_REPEAT,
-                isolate_unbroadcast=ctx.task.id in ("1.2", "1.3"))
+                isolate_unbroadcast="unbroadcast" in ctx.task.asks_judge)
     shapes = " and ".join(str(np.shape(a)) for a in sets[-1])
     head = msg.header(ctx.task, op=f"the backward rule of {cost.text}", shapes=shapes, limit=cost.ratio,
                       hint=cost.hint, base=msg.COST_BASE_FORWARD)

@@ -1,0 +1,48 @@
+"""The options that ``grade`` and ``grade-all`` share, each checked as it is parsed: a bad value stops the command
+with exit status 2 and one line that echoes the call (``got --tasks '9.9', expected ...``)."""
+
+from __future__ import annotations
+
+import argparse
+
+from graders import messages as msg
+from graders.tasks import BY_ID
+
+ISOLATIONS = ("auto", "bubblewrap", "limits")
+
+
+def task_ids(text: str) -> tuple[str, ...]:
+    ids = tuple(part.strip() for part in text.split(","))
+    if not all(task in BY_ID for task in ids):
+        raise ValueError(msg.CLI_EXPECTED_TASKS.format(known=", ".join(BY_ID)))
+    return tuple(dict.fromkeys(ids))
+
+
+def isolation(text: str) -> str:
+    if text not in ISOLATIONS:
+        raise ValueError(msg.CLI_EXPECTED_ONE_OF.format(choices=", ".join(ISOLATIONS[:-1]), last=ISOLATIONS[-1]))
+    return text
+
+
+class Checked(argparse.Action):
+    """Store ``check(value)``; where it raises ValueError, exit 2 saying what was given and what was expected."""
+
+    def __init__(self, *args, check, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.check = check
+
+    def __call__(self, parser, namespace, value, option=None):
+        try:
+            setattr(namespace, self.dest, self.check(value))
+        except ValueError as error:
+            parser.exit(2, msg.CLI_BAD_VALUE.format(prog=parser.prog, option=option, value=value, expected=error))
+
+
+def add_grading_options(parser: argparse.ArgumentParser) -> None:
+    """--key, --tasks and --isolation, as grade and grade-all take them."""
+    parser.add_argument("--key", type=int, help="seed Hypothesis with this key instead of derandomizing")
+    parser.add_argument("--tasks", action=Checked, check=task_ids,
+                        help="grade only these task ids, comma-separated (e.g. 1.1,1.4)")
+    parser.add_argument("--isolation", action=Checked, check=isolation, default="auto",
+                        metavar="{" + ",".join(ISOLATIONS) + "}",
+                        help="how to isolate student code: bubblewrap where it works (auto), or process limits alone")
