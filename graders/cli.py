@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from pathlib import Path
 
-from graders import __version__, cli_class, cli_options, paths
+from graders import __version__, cli_class, cli_options, paths, pipeline
 from graders import messages as msg
 from graders.course import build
 from graders.judge import layout
@@ -39,23 +37,19 @@ def _build_exercises(args) -> int:
 
 
 def _grade(args) -> int:
-    from graders.judge.grade import ERROR, grade  # imports torch: only when grading
+    from graders.judge.grade import ERROR
     from graders.results import outputs
 
-    # torch.optim (the witness of task 3) makes a cache folder in the temp folder: one of this command's own.
-    with tempfile.TemporaryDirectory(prefix="agl-torch-") as cache:
-        os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", cache)
-        try:
-            report = grade(args.submission, key=args.key, task_ids=args.tasks, isolation=args.isolation,
-                           deadline=args.deadline)
-        except (layout.SubmissionError, RuntimeError) as error:
-            print(f"autograd-lab grade: {error}", file=sys.stderr)
-            return 2
-    result = scorecard.results(report)
-    print(scorecard.table(result, seconds=report.seconds))
-    outputs.write_views(report, result, results=args.results, markdown_path=args.markdown, junit=args.junit,
-                        classroom_path=args.classroom, warn=outputs.stderr_line)
-    return 3 if any(r.status == ERROR for r in report.results) else 0
+    try:
+        graded = pipeline.grade_submission(args.submission, key=args.key, tasks=args.tasks, isolation=args.isolation,
+                                           deadline=args.deadline)
+    except (layout.SubmissionError, RuntimeError) as error:
+        print(f"autograd-lab grade: {error}", file=sys.stderr)
+        return 2
+    print(scorecard.table(graded.result, seconds=graded.report.seconds))
+    outputs.write_views(graded.report, graded.result, results=args.results, markdown_path=args.markdown,
+                        junit=args.junit, classroom_path=args.classroom, warn=outputs.stderr_line)
+    return 3 if any(r.status == ERROR for r in graded.report.results) else 0
 
 
 def _doctor(args) -> int:

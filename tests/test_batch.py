@@ -477,7 +477,7 @@ def test_progress_counts_skipped_and_failed_and_estimates_the_rest():
 def test_without_matplotlib_the_picture_is_skipped_with_one_line(tmp_path, monkeypatch):
     """Without matplotlib, is the picture left out, with one line saying so, and the Markdown without a link?"""
     class Result:
-        task = type("Task", (), {"id": "5.4"})
+        task = BY_ID["5.4"]
         data = {"train_loss": [0.5, 0.1], "lesson_mse": 0.011}
 
     report = type("Report", (), {"results": [Result()]})

@@ -191,3 +191,26 @@ def test_a_bad_grading_option_stops_with_exit_2_echoing_the_call(tmp_path, capsy
     err = capsys.readouterr().err
     assert err.startswith(f"autograd-lab {command}: got {option} {value!r}, {expected}"), err
     assert err.count("\n") == 1, err
+
+
+def test_grade_takes_a_zip_and_the_folder_above_the_package_as_grade_all_and_gradescope_do(tmp_path):
+    """One pipeline for every entry point: does `autograd-lab grade` of alice.zip, of alice/exercises/ handed in
+    as alice/, and of a folder holding only the .zip (as Gradescope keeps an upload) write results.json
+    byte-identical to grading the package folder itself?"""
+    import zipfile
+
+    package = tmp_path / "alice" / "exercises"
+    shutil.copytree(REPO / "solutions", package, ignore=shutil.ignore_patterns("__pycache__"))
+    with zipfile.ZipFile(tmp_path / "alice.zip", "w") as archive:
+        for path in sorted(package.glob("*.py")):
+            archive.write(path, f"exercises/{path.name}")
+    (tmp_path / "upload").mkdir()
+    shutil.copy(tmp_path / "alice.zip", tmp_path / "upload" / "alice.zip")
+    results = {}
+    for name, path in {"package": package, "above": tmp_path / "alice", "zip": tmp_path / "alice.zip",
+                       "upload": tmp_path / "upload"}.items():
+        out = tmp_path / f"{name}.json"
+        assert main(["grade", str(path), "--tasks", "1.1,3.1", "--results", str(out)]) == 0, name
+        results[name] = out.read_bytes()
+    assert json.loads(results["package"])["score"] == 8.0
+    assert {name: data == results["package"] for name, data in results.items()} == dict.fromkeys(results, True)

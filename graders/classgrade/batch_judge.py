@@ -17,7 +17,6 @@ import json
 import os
 import signal
 import sys
-import tempfile
 from pathlib import Path
 
 from graders.judge.processes import THREADS_ENV  # only os: nothing here loads numpy before the pin
@@ -38,25 +37,23 @@ def pin_threads() -> None:
 def grade_job(job: dict, *, warn=None) -> dict:
     """Grade one job; the answer for the pool. Never raises for anything the submission does."""
     from graders import messages as msg
-    from graders.judge import intake, layout
-    from graders.judge.grade import ERROR, grade
-    from graders.results import outputs, scorecard
+    from graders import pipeline
+    from graders.judge import layout
+    from graders.judge.grade import ERROR
+    from graders.results import outputs
 
-    submission = intake.Submission(job["student"], Path(job["path"]))
     out = Path(job["out"])
-    tasks = tuple(job["tasks"]) if job.get("tasks") else None
-    with tempfile.TemporaryDirectory(prefix="agl-unpacked-") as scratch:
-        folder = submission.path
-        try:
-            folder = intake.unpack(submission, Path(scratch))
-            report = grade(folder, key=job.get("key"), task_ids=tasks, isolation=job.get("isolation", "auto"))
-        except layout.SubmissionError as error:
-            # The row names the student: the path (a scratch folder, for a .zip) or the name is left out.
-            reason = str(error)
-            for prefix in (f"{folder}: ", f"{submission.student}: "):
-                reason = reason.removeprefix(prefix)
-            return {"status": msg.BATCH_MALFORMED.format(reason=reason)}
-    result = scorecard.results(report)
+    try:
+        graded = pipeline.grade_submission(Path(job["path"]), name=job["student"], key=job.get("key"),
+                                           tasks=tuple(job["tasks"]) if job.get("tasks") else None,
+                                           isolation=job.get("isolation", "auto"))
+    except layout.SubmissionError as error:
+        # The row names the student: the path or the name is left out.
+        reason = str(error)
+        for prefix in (f"{job['path']}: ", f"{job['student']}: "):
+            reason = reason.removeprefix(prefix)
+        return {"status": msg.BATCH_MALFORMED.format(reason=reason)}
+    report, result = graded.report, graded.result
     outputs.write_views(report, result, results=out / "results.json", markdown_path=out / "scorecard.md", warn=warn)
     errors = [r.task.id for r in report.results if r.status == ERROR]
     status = msg.BATCH_GRADER_ERROR.format(tasks=", ".join(errors)) if errors else msg.BATCH_GRADED

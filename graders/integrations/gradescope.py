@@ -105,34 +105,21 @@ def not_graded(why: str) -> dict:
 
 def run(submission: Path, results: Path) -> int:
     """Grade ``submission`` (the student's files, or a folder or .zip of them) into ``results``; always writes it."""
-    from graders.judge import intake, layout
-    from graders.judge.grade import grade
+    from graders import pipeline
+    from graders.judge import layout
     from graders.results import scorecard
 
     try:
-        with tempfile.TemporaryDirectory(prefix="agl-gradescope-") as scratch:
-            try:
-                folder = _single_zip(submission, Path(scratch)) or submission
-                result = scorecard.results(grade(intake.locate(folder, name=submission.name)))
-            except layout.SubmissionError as error:
-                result = not_graded(msg.GRADESCOPE_NOT_GRADED.format(why=error))
+        try:
+            result = pipeline.grade_submission(submission).result
+        except layout.SubmissionError as error:
+            result = not_graded(msg.GRADESCOPE_NOT_GRADED.format(why=error))
     except Exception as error:  # noqa: BLE001 - Gradescope must get a results.json whatever happens
         why = msg.GRADESCOPE_CRASHED.format(error=f"{type(error).__name__}: {error}")
         atomic_write(results, scorecard.dumps(not_graded(why)))
         return 1
     atomic_write(results, scorecard.dumps(result))
     return 0
-
-
-def _single_zip(submission: Path, scratch: Path) -> Path | None:
-    """Where a submission of one .zip and nothing else unpacks to (Gradescope keeps an uploaded .zip as it is)."""
-    from graders.judge import intake
-
-    entries = [p for p in submission.iterdir() if not p.name.startswith(".")] if submission.is_dir() else []
-    if len(entries) == 1 and entries[0].suffix.lower() == ".zip" and entries[0].is_file():
-        intake.extract_zip(entries[0], scratch / "unpacked", name=entries[0].name)
-        return scratch / "unpacked"
-    return None
 
 
 def main(argv: list[str] | None = None) -> int:

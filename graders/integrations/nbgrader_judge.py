@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
@@ -51,17 +50,12 @@ def task_of(cell) -> str | None:
 def grade_folder(folder: Path, key: int | None = None, isolation: str = "auto") -> dict:
     """The results dict (Gradescope's schema, as ``autograd-lab grade --results`` writes it) of the .py files
     in ``folder``; ``{"error": text}`` when they cannot be graded at all."""
-    from graders.judge.grade import grade  # imports torch: once per nbgrader process, for every student it grades
-    from graders.results import scorecard
+    from graders import pipeline  # imports torch at the first grade: once per nbgrader process
 
-    # torch.optim (the witness of task 3) makes a cache folder in the temp folder: one of this step's own.
-    with tempfile.TemporaryDirectory(prefix="agl-torch-") as cache:
-        os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", cache)
-        try:
-            report = grade(folder, key=key, isolation=isolation)
-        except (layout.SubmissionError, RuntimeError) as error:
-            return {"error": msg.NOTEBOOK_NOT_GRADED.format(folder=folder.name, why=error)}
-    return scorecard.results(report)
+    try:
+        return pipeline.grade_submission(folder, key=key, isolation=isolation).result
+    except (layout.SubmissionError, RuntimeError) as error:
+        return {"error": msg.NOTEBOOK_NOT_GRADED.format(folder=folder.name, why=error)}
 
 
 class JudgeGrades(NbGraderPreprocessor):

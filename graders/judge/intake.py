@@ -107,12 +107,24 @@ def _update_file(digest, path: Path) -> None:
 
 
 def unpack(submission: Submission, scratch: Path) -> Path:
-    """The folder to grade: a .zip unpacked into ``scratch``, then the package found inside (``locate``)."""
-    folder = submission.path
-    if submission.is_zip:
-        folder = Path(scratch) / "unpacked"
-        extract_zip(submission.path, folder, name=submission.student)
+    """The folder to grade: a .zip unpacked into ``scratch`` (also the one .zip a folder holds and nothing else,
+    as Gradescope keeps an upload), then the package found inside (``locate``)."""
+    archive = submission.path if submission.is_zip else _only_zip(submission.path)
+    if archive is None:
+        return locate(submission.path, name=submission.student)
+    folder = Path(scratch) / "unpacked"
+    extract_zip(archive, folder, name=submission.student if submission.is_zip else archive.name)
     return locate(folder, name=submission.student)
+
+
+def _only_zip(folder: Path) -> Path | None:
+    """The .zip that ``folder`` holds and nothing else (hidden entries aside), if that is what it holds."""
+    if not folder.is_dir() or holds_package(folder):
+        return None
+    entries = [p for p in folder.iterdir() if not p.name.startswith(".")]
+    if len(entries) == 1 and entries[0].suffix.lower() == ".zip" and stat.S_ISREG(os.lstat(entries[0]).st_mode):
+        return entries[0]
+    return None
 
 
 def extract_zip(archive: Path, dest: Path, *, name: str) -> None:
