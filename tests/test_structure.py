@@ -14,8 +14,8 @@ from graders.tasks import TASKS
 
 GRADERS = paths.HERE
 SUBPACKAGES = ("judge", "worker", "results", "classgrade", "course", "integrations")
-TOP_LEVEL = {"__init__", "__main__", "cli", "cli_class", "cli_options", "pipeline", "tasks", "messages", "paths", "lesson",
-             "files"}
+TOP_LEVEL = {"__init__", "__main__", "cli", "cli_class", "cli_options", "pipeline", "tasks", "messages", "paths",
+             "lesson", "files"}
 
 
 def module_name(path: Path) -> str:
