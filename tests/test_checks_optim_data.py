@@ -171,7 +171,7 @@ def test_more_known_wrong_submissions_lose_exactly_their_tasks(tmp_path, wrong):
 REWRITES_ANSWERS = """
 import sys as _sys
 
-_worker = _sys.modules.get("worker.verbs")
+_worker = _sys.modules.get("worker.main")
 if _worker is not None:  # imported by the grader's worker: answer every later request with nothing
     _worker.VERBS["{verb}"] = lambda **request: {answer}
 """

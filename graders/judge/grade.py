@@ -16,7 +16,7 @@ import numpy as np
 
 from graders import __version__, messages
 from graders.judge import layout, sandbox
-from graders.judge.checks import CHECKS, load_all
+from graders.judge.checks import checks
 from graders.judge.checks.base import CheckFailed, Context, NotAttempted, Skip
 from graders.judge.worker_process import Worker
 from graders.tasks import GRADE_DEADLINE, TASKS, Task
@@ -68,9 +68,10 @@ def versions() -> dict:
             "torch": torch.__version__, "hypothesis": hypothesis.__version__}
 
 
-def run_task(task: Task, worker: Worker, lay: layout.Layout, key: int | None,
+def run_task(task: Task, check, worker: Worker, lay: layout.Layout, key: int | None,
              deadline: tuple[float, float] | None = None) -> TaskResult:
-    """One task's result; ``deadline`` is (time.monotonic() at which the grade stops, its seconds)."""
+    """One task's result from its ``check``; ``deadline`` is (time.monotonic() at which the grade stops, its
+    seconds)."""
     ctx = Context(task=task, worker=worker, missing=lay.missing, not_regular=lay.not_regular, key=key)
     if deadline is not None:
         ctx.deadline, ctx.deadline_seconds = deadline
@@ -79,7 +80,7 @@ def run_task(task: Task, worker: Worker, lay: layout.Layout, key: int | None,
         if ctx.deadline is not None and time.monotonic() >= ctx.deadline:
             ctx.past_deadline()
         ctx.require_files(task.module)
-        CHECKS[task.id](ctx)
+        check(ctx)
         status, score, text = PASSED, float(task.points), messages.PASSED.format(task=task.id, title=task.title)
     except NotAttempted as error:
         status, score, text = NOT_ATTEMPTED, 0.0, str(error)
@@ -112,8 +113,8 @@ def grade(submission: Path, *, key: int | None = None, task_ids: tuple[str, ...]
         with Worker(lay, isolation=chosen, preload=preload, beside=(where.parent, where.parent.parent)) as worker:
             # The workers start (one imports torch) while the judge imports its checks (and torch).
             worker.start(tasks=tuple(task.id for task in tasks))
-            load_all()
-            results = [run_task(task, worker, lay, key, stop) for task in tasks]
+            table = checks()
+            results = [run_task(task, table[task.id], worker, lay, key, stop) for task in tasks]
     finally:
         lay.cleanup()
     return Report(str(submission), results, time.perf_counter() - start, chosen.describe(), key, versions())

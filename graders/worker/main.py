@@ -15,7 +15,34 @@ import os
 import sys
 
 from . import claims, protocol, seccomp
-from .verbs import VERBS, Serving
+from .verbs import Serving
+
+VERBS: dict = {}  # what serve() answers: verbs(), once its imports may run
+
+
+def verbs() -> dict:
+    """Every request the worker answers, written out: the verb -> its handler."""
+    from . import verbs_data, verbs_loop, verbs_optim, verbs_tensor, verbs_torch
+
+    return {
+        "loader_epochs": verbs_data.loader_epochs,
+        "train_epoch_watched": verbs_loop.train_epoch_watched,
+        "evaluate_watched": verbs_loop.evaluate_watched,
+        "clip": verbs_loop.clip,
+        "fit_history": verbs_loop.fit_history,
+        "fit_end_to_end": verbs_loop.fit_end_to_end,
+        "resume_from_pickle": verbs_loop.resume_from_pickle,
+        "fit_resume": verbs_loop.fit_resume,
+        "optimizer_run": verbs_optim.optimizer_run,
+        "unbroadcast": verbs_tensor.unbroadcast,
+        "op_backward": verbs_tensor.op_backward,
+        "op_cost": verbs_tensor.op_cost,
+        "unbroadcast_cost": verbs_tensor.unbroadcast_cost,
+        "graph": verbs_tensor.graph,
+        "engine_errors": verbs_tensor.engine_errors,
+        "no_grad_probe": verbs_tensor.no_grad_probe,
+        "fit_torch_watched": verbs_torch.fit_torch_watched,
+    }
 
 
 def _answer(request: dict) -> dict:
@@ -74,7 +101,7 @@ def serve(request_fd: int, response_fd: int, package_root: str, preload: tuple[s
             pass
     sys.path.insert(0, package_root)
     sys.setrecursionlimit(1000)
-    from . import verbs_data, verbs_loop, verbs_optim, verbs_tensor, verbs_torch  # noqa: F401 - they register verbs
+    VERBS.update(verbs())
 
     if refuse:
         # Where the stand-ins of the loop checks imported torch already, torch goes on importing its own

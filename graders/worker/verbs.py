@@ -1,19 +1,11 @@
-"""The worker's verb table and what a verb may use of the serving loop: the package root, the submission's
-modules and the judge's channel. The ``verbs_*`` modules register here; ``main`` serves what they registered."""
+"""What a verb may use of the serving loop: the package root, the submission's modules and the judge's
+channel. The verbs themselves are in the ``verbs_*`` modules, and ``main.verbs()`` is their table."""
 
 from __future__ import annotations
 
 import importlib
 
 from . import protocol
-
-VERBS = {}
-
-
-def verb(function):
-    """Register a request handler under its function name."""
-    VERBS[function.__name__] = function
-    return function
 
 
 class Serving:

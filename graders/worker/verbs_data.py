@@ -11,7 +11,7 @@ import itertools
 import numpy as np
 
 from .claims import claim
-from .verbs import module, verb
+from .verbs import module
 
 
 def _side(T, value) -> dict:
@@ -32,7 +32,6 @@ def _epoch(T, loader, limit: int) -> dict:
     return {"batches": batches[:limit], "too_many": len(batches) > limit}
 
 
-@verb
 def loader_epochs(package, X, Y, batch_size, shuffle, drop_last, epochs, seeds=(None,), global_seeds=None,
                   length=False):
     """One loader per entry of ``seeds`` (a seed for np.random.default_rng, or None: no rng

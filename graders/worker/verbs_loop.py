@@ -19,7 +19,7 @@ import numpy as np
 
 from . import oracles
 from .claims import claim, claims
-from .verbs import module, verb
+from .verbs import module
 
 # ----- the watchers -----
 
@@ -159,7 +159,6 @@ def history_claim(value) -> dict:
 # ----- the requests -----
 
 
-@verb
 def train_epoch_watched(package, sizes, state, X, Y, batch_size, lr, momentum, stale_grad=None,
                         options=None, loss="mse"):
     """One train_epoch of a probed model (starting in eval mode, maybe with stale grads);
@@ -183,7 +182,6 @@ def train_epoch_watched(package, sizes, state, X, Y, batch_size, lr, momentum, s
     return answer
 
 
-@verb
 def evaluate_watched(package, sizes, state, X, Y, batch_size, start_training, loss="mse"):
     """evaluate on a probed model that starts in training mode or in eval mode."""
     watch = _Watch()
@@ -195,7 +193,6 @@ def evaluate_watched(package, sizes, state, X, Y, batch_size, start_training, lo
             "grad_enabled_after": bool(module(package, "tensor").is_grad_enabled()), "params": _params(inner)}
 
 
-@verb
 def clip(package, grads, max_norm):
     """clip_grad_norm over parameters holding ``grads`` (None: no grad); the grads after, and
     whether each parameter still holds the very array it had (scaled in place)."""
@@ -240,14 +237,12 @@ def _fit(package, sizes, state, X, Y, batch_size, lr, momentum, epochs, *, val=N
     return {"history": history_claim(history), "params": _params(model)}
 
 
-@verb
 def fit_history(package, sizes, state, X, Y, batch_size, lr, momentum, epochs, orders, val=None, loss="mse"):
     """fit over a loader shuffled in ``orders`` (with the judge's train_epoch and evaluate), with a val_loader
     when ``val`` holds (X, Y)."""
     return _fit(package, sizes, state, X, Y, batch_size, lr, momentum, epochs, val=val, orders=orders, loss=loss)
 
 
-@verb
 def fit_end_to_end(package, X, Y, seed, hidden, batch_size, lr, epochs):
     """The lesson's run on the package: its final parameters, nothing it claims about its loss."""
     nn, data, optim = module(package, "nn"), module(package, "data"), module(package, "optim")
@@ -300,7 +295,6 @@ class _Tripwire:
         return _trip, ()
 
 
-@verb
 def resume_from_pickle(package, sizes, state, X, Y, batch_size, lr, momentum, path, loss="mse"):
     """fit with ``checkpoint=path`` where path holds a checkpoint whose every array is a pickled object: whether
     loading it ran the pickle's code (whatever fit then raised or returned)."""
@@ -321,7 +315,6 @@ def resume_from_pickle(package, sizes, state, X, Y, batch_size, lr, momentum, pa
     return {"tripped": bool(_TRIPPED)}
 
 
-@verb
 def fit_resume(package, sizes, state, fresh_state, X, Y, val, batch_size, lr, momentum, epochs, first, path,
                loss="mse"):
     """An uninterrupted fit of ``epochs``; a fit of ``first`` epochs with ``checkpoint=path``;

@@ -13,7 +13,7 @@ import numbers
 import numpy as np
 
 from .claims import claim
-from .verbs import module, verb
+from .verbs import module
 
 
 def _feed(p, g) -> None:
@@ -51,7 +51,6 @@ def _through_npz(state) -> dict:
         return {"error": f"{type(error).__name__}: {error}"[:200], "type": type(state).__name__, "entries": entries}
 
 
-@verb
 def optimizer_run(package, kind, hyper, start, grads, save_after=None, zero_grad=False):
     """Step the student's ``kind`` over reference Tensors made from ``start``, once per entry of
     ``grads``. After ``save_after`` steps its state dict goes through np.savez into a new optimizer

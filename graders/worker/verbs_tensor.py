@@ -8,7 +8,7 @@ import numpy as np
 
 from . import oracles
 from .claims import claim, claims, describe_exception
-from .verbs import Serving, module, verb
+from .verbs import Serving, module
 
 # The op table, written out: name -> how a student Tensor computes it.
 OPS = {
@@ -54,12 +54,10 @@ def _forward(package, op, operands, kwargs):
     return tensor_module, leaves, OPS[op](*args, **_kwargs(kwargs))
 
 
-@verb
 def unbroadcast(package, grad, shape):
     return claim(module(package, "tensor").unbroadcast(grad, tuple(shape)))
 
 
-@verb
 def op_backward(package, op, operands, kwargs, upstream, isolate_unbroadcast=False):
     """Build one op on fresh leaves and call its recorded rule directly (not the engine).
     With ``isolate_unbroadcast`` the rule calls the judge's ``unbroadcast`` (worker.oracles), so a
@@ -90,7 +88,6 @@ def _answer(leaves, out, grads) -> dict:
     return {"out": claim(out.data), "slots": slots, "grads": claims(grads)}
 
 
-@verb
 def op_cost(package, op, sets, kwargs, repeat, phase, isolate_unbroadcast=False):
     """Run an op's forward, or its backward rule, ``repeat`` times on each set of operands (with its upstream);
     the judge times the request. The backward's last answer for each set comes back (as op_backward's), so that
@@ -110,7 +107,6 @@ def op_cost(package, op, sets, kwargs, repeat, phase, isolate_unbroadcast=False)
     return None if phase == "forward" else answers
 
 
-@verb
 def unbroadcast_cost(package, grad, shape, repeat, phase):
     """numpy's own sum of ``grad`` over its first axis (the baseline), or the package's unbroadcast, ``repeat``
     times; the judge times the request, and checks unbroadcast's last answer."""
@@ -131,7 +127,6 @@ def _linear_node(tensor_module, parents, coefs):
     return tensor_module.op(data, tuple(parents), lambda g: tuple(g if c == 1.0 else c * g for c in coefs))
 
 
-@verb
 def graph(package, nodes, root, seed=None, builds=1):
     """Build a graph of linear judge-made ops ``builds`` times over the same leaves and
     call ``backward`` on each root; return every leaf's ``.grad``."""
@@ -164,7 +159,6 @@ def _attempt(package_dirs, scenario):
         return {"raised": describe_exception(error, package_dirs)}
 
 
-@verb
 def engine_errors(package, x):
     """Backward's error cases and seeding, each as returned-or-raised."""
     T = module(package, "tensor")
@@ -228,7 +222,6 @@ class _ProbeError(Exception):
     pass
 
 
-@verb
 def no_grad_probe(package, a, b):
     """What is recorded inside no_grad, how blocks nest, and the mode after an exception."""
     T = module(package, "tensor")

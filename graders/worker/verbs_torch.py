@@ -15,7 +15,7 @@ import functools
 import numpy as np
 
 from .claims import claim
-from .verbs import module, verb
+from .verbs import module
 from .verbs_loop import history_claim, weighted_loss
 
 
@@ -148,7 +148,6 @@ def _pairs(X, Y, batch_size):
     return [(X[i:i + batch_size], Y[i:i + batch_size]) for i in range(0, len(X), batch_size)]
 
 
-@verb
 def fit_torch_watched(package, task, state, X, Y, val, batch_size, lr, momentum, epochs, device):
     """fit_torch of a float64 MLP holding the judge's weights (torch's layout), on ``device``."""
     import torch

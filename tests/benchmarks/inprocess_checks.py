@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 
 from graders.judge import layout
-from graders.judge.checks import CHECKS, load_all
+from graders.judge.checks import checks
 from graders.judge.checks.base import Context
 from graders.tasks import TASKS
 
 sys.path.insert(0, str(Path(__file__).parent))
 from inprocess import InProcessWorker  # noqa: E402
 
-load_all()
+CHECKS = checks()
 
 
 @pytest.fixture(scope="module")

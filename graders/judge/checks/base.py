@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from graders import messages as msg
 from graders.judge.worker_process import Worker, WorkerDied, WorkerTimedOut
-from graders.tasks import BY_ID, Task
+from graders.tasks import Task
 
 STUB_MESSAGE = re.compile(r"^Task (\d\.\d)\b")
 STUB_PART = re.compile(r"Task (\d\.\d): ([^;]+)")
@@ -245,15 +245,3 @@ def _no_local_constants():
     finally:
         providers._get_local_constants = own
         cache.clear()
-
-
-def task(task_id: str):
-    """Register a check function for a task id."""
-    def register(function):
-        CHECKS[task_id] = function
-        function.task = BY_ID[task_id]
-        return function
-    return register
-
-
-CHECKS: dict = {}

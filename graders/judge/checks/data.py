@@ -14,7 +14,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from graders import messages as msg
-from graders.judge.checks.base import CheckFailed, Context, task
+from graders.judge.checks.base import CheckFailed, Context
 
 # Epochs per loader: at the fixed points, then over drawn setups (each epoch is ~2 arrays a batch to send).
 EPOCHS_IN_ORDER, EPOCHS_SHUFFLED, EPOCHS_DRAWN = 2, 3, 2
@@ -166,7 +166,6 @@ def in_order_setups(draw):
                  y_width=draw(st.integers(1, 2)))
 
 
-@task("4.1")
 def batching(ctx: Context) -> None:
     for setup in (Setup(10, 4), Setup(10, 4, drop_last=True), Setup(12, 4, drop_last=True, x_width=3, y_width=2)):
         check_in_order(ctx, setup)
@@ -202,7 +201,6 @@ def shuffled_setups(draw):
     return Setup(n, batch_size, shuffle=True, x_width=draw(st.integers(1, 2))), draw(st.integers(0, 2**16))
 
 
-@task("4.2")
 def shuffling(ctx: Context) -> None:
     check_shuffled(ctx, Setup(24, 6, shuffle=True), seed=0)
     check_shuffled(ctx, Setup(30, 5, shuffle=True, x_width=2, y_width=2), seed=1)

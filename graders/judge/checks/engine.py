@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from graders import messages as msg
 from graders.judge import strategies as s
-from graders.judge.checks.base import CheckFailed, Context, NotAttempted, task
+from graders.judge.checks.base import CheckFailed, Context, NotAttempted
 
 COEFS = (-2.0, -1.0, -0.5, 0.5, 1.0, 2.0, 3.0)
 TORCH_SOURCE = "torch.autograd on the same graph"
@@ -126,7 +126,6 @@ FIXED = [
 ]
 
 
-@task("2.1")
 def topological_order(ctx: Context) -> None:
     check_graph(ctx, FIXED, np.array([[1.0, 1.0]]))
     ctx.forall(graphs(drawn_seed=False), lambda drawn: check_graph(ctx, *drawn), examples=80)
@@ -134,7 +133,6 @@ def topological_order(ctx: Context) -> None:
                 doing="calling backward() on a ladder of 40 diamonds (2**40 paths, 121 nodes)")
 
 
-@task("2.2")
 def seeding_accumulation_errors(ctx: Context) -> None:
     x = np.array([0.5, -1.0, 2.0])
     scenarios = ctx.ask("engine_errors", "probing backward()'s seeding and errors", package="sub_tensor", x=x)
@@ -196,7 +194,6 @@ def check_scenarios(ctx: Context, scenarios: dict, expectations, *, strict: bool
                         source="the chain rule by hand", hint=hint)
 
 
-@task("2.3")
 def no_grad(ctx: Context) -> None:
     def one(ab):
         a, b = ab
@@ -230,7 +227,6 @@ def no_grad(ctx: Context) -> None:
 CHAIN_LENGTH = 10_000
 
 
-@task("2.4")
 def deep_graphs(ctx: Context) -> None:
     coefs = np.where(np.arange(CHAIN_LENGTH) % 2 == 0, 1.0001, 0.9999)
     nodes = [{"leaf": np.array([1.0, -2.0, 0.5]), "requires_grad": True}, {"chain": coefs, "input": 0}]

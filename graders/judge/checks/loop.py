@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from graders import lesson
 from graders import messages as msg
-from graders.judge.checks.base import CheckFailed, Context, Tolerance, task
+from graders.judge.checks.base import CheckFailed, Context, Tolerance
 from graders.judge.checks.trajectory import Run, weighted_loss  # noqa: F401 - weighted_loss: torch_loop's checks use it from here
 
 PACKAGE = "sub_train"
@@ -234,7 +234,6 @@ def check_epoch(ctx: Context, setup: Setup, *, full: bool = True) -> None:
         raise CheckFailed(msg.LOOP_GRAPHS_KEPT.format(alive=answer["most_alive"], **msg.header(ctx.task)))
 
 
-@task("5.1")
 def train_epoch(ctx: Context) -> None:
     check_epoch(ctx, Setup())
     ctx.forall(setups(), lambda setup: check_epoch(ctx, setup), examples=10)
@@ -244,7 +243,6 @@ def train_epoch(ctx: Context) -> None:
 # ----- 5.2 evaluate -----
 
 
-@task("5.2")
 def evaluate(ctx: Context) -> None:
     for setup, starts in ((Setup(n=11, batch_size=4), (True, False)),
                           # MSE cannot tell loss_fn(prediction, target) from the reverse
@@ -340,7 +338,6 @@ def grad_lists():
         lambda gs: any(g is not None for g in gs))
 
 
-@task("5.3")
 def accumulation_and_clipping(ctx: Context) -> None:
     check_clip(ctx, CLIP_GRADS, 1.0)  # norm about 5.1: clipped
     check_clip(ctx, CLIP_GRADS, 10.0)  # left alone
@@ -395,7 +392,6 @@ def lesson_mse(params: list[np.ndarray], X: np.ndarray, Y: np.ndarray) -> float:
     return float(np.mean((np.maximum(X @ W1 + b1, 0.0) @ W2 + b2 - Y) ** 2))
 
 
-@task("5.4")
 def fit(ctx: Context) -> None:
     setup = Setup(n=12, batch_size=4)
     check_fit(ctx, setup, 3, with_val=True)
@@ -499,7 +495,6 @@ def check_resume(ctx: Context, path: str) -> None:
                     source=source, hint=msg.HINT_CKPT_HISTORY, tol=TOL)
 
 
-@task("5.5")
 def checkpoint(ctx: Context) -> None:
     for path in CKPT_PATHS:
         check_resume(ctx, path)

@@ -15,7 +15,7 @@ import torch
 from hypothesis import strategies as st
 
 from graders import messages as msg
-from graders.judge.checks.base import CheckFailed, Context, NotAttempted, Tolerance, task
+from graders.judge.checks.base import CheckFailed, Context, NotAttempted, Tolerance
 
 TOL = Tolerance(rtol=1e-9, atol=1e-12)  # correct formulas differ only by rounding
 TORCH = {"SGD": torch.optim.SGD, "Adam": torch.optim.Adam}
@@ -226,7 +226,6 @@ ADAM = st.fixed_dictionaries({}, optional={
     "eps": choices(1e-8, 1e-6, 1e-3, 0.1), "weight_decay": choices(0.0, 0.01, 0.1)})
 
 
-@task("3.1")
 def sgd_step(ctx: Context) -> None:
     check_run(ctx, Run("SGD", {"lr": 0.1}, START, gradients(1)), msg.HINT_SGD)
     check_run(ctx, Run("SGD", {"lr": 0.1}, START, gradients(3, none={(1, 1), (2, 0)})), msg.HINT_SGD)
@@ -251,7 +250,6 @@ def ignores_momentum_and_decay(ctx: Context) -> bool:
         not np.any(np.abs(y - e) > TOL.allowed(e)) for ys, es in zip(yours, plain) for y, e in zip(ys, es))
 
 
-@task("3.2")
 def sgd_momentum_decay_state(ctx: Context) -> None:
     if ignores_momentum_and_decay(ctx):
         raise NotAttempted(msg.NOT_ATTEMPTED_IGNORED.format(task=ctx.task.id, what="momentum and weight decay",
@@ -269,7 +267,6 @@ def sgd_momentum_decay_state(ctx: Context) -> None:
                lambda run: check_run(ctx, run, msg.HINT_SGD_MOMENTUM), examples=EXAMPLES)
 
 
-@task("3.3")
 def adam(ctx: Context) -> None:
     for hyper, steps, none, save_after in (
             ({}, 3, (), None),

@@ -15,7 +15,7 @@ import numpy as np
 
 from graders import messages as msg
 from graders.judge import reference
-from graders.judge.checks.base import CheckFailed, Context, Skip, Tolerance, task
+from graders.judge.checks.base import CheckFailed, Context, Skip, Tolerance
 from graders.judge.checks.loop import known_mistake, read_history, read_params
 from graders.judge.checks.trajectory import Run
 from graders.lesson import make_sine_data
@@ -120,12 +120,10 @@ def check_fit_torch(ctx: Context, device: str, setup: TorchSetup = TorchSetup())
         ctx.compare(y, e, f"{name} after fit_torch", inputs=inputs, source=source, hint=hint, tol=TOL)
 
 
-@task("6.1")
 def fit_torch_cpu(ctx: Context) -> None:
     check_fit_torch(ctx, "cpu")
 
 
-@task("6.2")
 def fit_torch_cuda(ctx: Context) -> None:
     if not reference.cuda_available():
         raise Skip(msg.SKIPPED_NO_CUDA.format(**msg.header(ctx.task)))
