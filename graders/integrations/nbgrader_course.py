@@ -3,7 +3,7 @@
 ``source/<assignment>/`` holds the stub .py files (the same text as exercises/,
 generated from solutions/) and ``<assignment>.ipynb``: the lesson, worked
 examples, a setup cell, and one graded cell per task. A graded cell runs a
-visible check (visible_checks.py), for the student; its score is not the
+visible check (course/cells/visible.py), for the student; its score is not the
 kernel's: ``nbgrader_config.py`` puts the judge's preprocessors around
 nbgrader's Execute and runs the kernel in a jail (nbgrader_judge.py). The
 README's "Grading with nbgrader" walks an instructor through the rest.
@@ -18,6 +18,7 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from graders import messages, paths
+from graders.course.cell_source import body_of
 from graders.course.nbgrader_lesson import INTRO, OUTRO, PARTS, SETUP, task_heading
 from graders.course.visible_checks import visible_part
 from graders.tasks import TASKS
@@ -107,7 +108,7 @@ def notebook() -> nbformat.NotebookNode:
     for part, (words, example) in PARTS.items():
         cells.append(new_markdown_cell(words, id=f"part-{part}"))
         if example is not None:
-            cells.append(new_code_cell(example, id=f"example-{part}"))
+            cells.append(new_code_cell(body_of(example), id=f"example-{part}"))
         for task in TASKS:
             if task.id.startswith(part + "."):
                 cells.append(new_markdown_cell(task_heading(task.id, task.title, task.points),
