@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import inspect
 import io
 import shutil
 import sys
+from textwrap import dedent
 
 import nbformat
 import pytest
 
 from graders import messages, paths
-from graders.course import build
+from graders.course import build, nbgrader_lesson
+from graders.course.cells import examples, setup, visible
 from graders.course.visible_checks import visible_part
 from graders.integrations import kernel_jail, nbgrader_course, nbgrader_judge
 from graders.tasks import TASKS
@@ -55,6 +58,67 @@ def test_a_graded_cell_is_its_visible_check_and_nothing_of_the_graders(task):
     body = ast.parse(source).body
     assert len(body) == 1 and isinstance(body[0], ast.With), "the visible part is one `with visible_check` block"
     assert "graders" not in source and "HIDDEN" not in source
+
+
+def function_body(function) -> str:
+    """A function's body as inspect reads it (a witness beside cell_source's own reading): its source less the
+    ``def`` line, dedented."""
+    header, body = inspect.getsource(function).split("\n", 1)
+    assert header.startswith("def ") and header.endswith(":"), header
+    return dedent(body)
+
+
+def test_every_task_has_exactly_one_visible_check_in_the_table():
+    """Does the table of visible checks name one function per task of the task table, in its order, each
+    ``task_X_Y`` of cells/visible.py, and is every check function of that module in the table?"""
+    assert list(visible.VISIBLE_CHECKS) == [task.id for task in TASKS]
+    for task_id, check in visible.VISIBLE_CHECKS.items():
+        assert check.__name__ == f"task_{task_id.replace('.', '_')}" and check.__module__ == visible.__name__
+    defined = [node.name for node in ast.parse(inspect.getsource(visible)).body if isinstance(node, ast.FunctionDef)]
+    assert sorted(defined) == sorted(check.__name__ for check in visible.VISIBLE_CHECKS.values())
+
+
+@pytest.mark.parametrize("task", TASKS, ids=lambda t: t.id)
+def test_a_graded_cell_is_the_body_of_its_check_function(task):
+    """Is a task's graded cell, under its ``with visible_check`` line, the dedented body of its function in
+    cells/visible.py, comments included, and the same statements?"""
+    check = visible.VISIBLE_CHECKS[task.id]
+    cell = graded_cells(nbgrader_course.notebook())[task.marker.replace("task", "task_")].source
+    head, body = cell.split("\n", 1)
+    assert head == f'with visible_check("{task.id}") as lab:'
+    assert dedent(body) == function_body(check)
+    function = next(node for node in ast.parse(inspect.getsource(visible)).body
+                    if isinstance(node, ast.FunctionDef) and node.name == check.__name__)
+    assert [ast.dump(node) for node in ast.parse(cell).body[0].body] == [ast.dump(node) for node in function.body]
+
+
+def test_the_worked_examples_are_the_bodies_of_their_functions_and_run():
+    """Is each part's worked example cell the dedented body of its function in cells/examples.py, and does each
+    example run (with numpy alone) and print something?"""
+    cells = {cell.id: cell.source for cell in nbgrader_course.notebook().cells}
+    written = {part: example for part, (_, example) in nbgrader_lesson.PARTS.items() if example is not None}
+    assert [cell_id for cell_id in cells if cell_id.startswith("example-")] == [f"example-{p}" for p in written]
+    for part, example in written.items():
+        assert example.__module__ == examples.__name__
+        assert cells[f"example-{part}"] == function_body(example)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            example()
+        assert out.getvalue(), f"example {part} printed nothing"
+
+
+def test_the_setup_cell_is_cells_setup_between_its_markers_with_the_messages_written_out():
+    """Is the setup cell the text of cells/setup.py between ``# BEGIN CELL`` and ``# END CELL``, but for the
+    MESSAGES line, which holds messages.VISIBLE_CHECK's value as a literal (the kernel has no graders)?"""
+    lines = inspect.getsource(setup).splitlines()
+    between = lines[lines.index("# BEGIN CELL") + 1: lines.index("# END CELL")]
+    cell = nbgrader_course.notebook().cells[1].source
+    assert cell == nbgrader_course.SETUP
+    assert [line for line in cell.splitlines() if not line.startswith("MESSAGES = ")] \
+        == [line for line in between if line != "MESSAGES = VISIBLE_CHECK"]
+    assigned = [node for node in ast.parse(cell).body if isinstance(node, ast.Assign)]
+    assert [ast.unparse(node.targets[0]) for node in assigned] == ["MESSAGES"]
+    assert ast.literal_eval(assigned[0].value) == messages.VISIBLE_CHECK == setup.MESSAGES
 
 
 def test_the_config_sets_what_autograde_needs_and_comments_every_setting(tmp_path):
@@ -268,5 +332,5 @@ def test_the_kernels_jail_hides_the_course_and_the_checkout_but_not_the_interpre
     assert str(course.resolve()) in hidden
     if paths.in_checkout():
         assert any(str(paths.SOLUTIONS.resolve()).startswith(h) for h in hidden)
-    for needed in kernel_jail.sandbox.interpreter_paths():
+    for needed in kernel_jail.bubblewrap.interpreter_paths():
         assert not any(needed == h or needed.startswith(h + "/") for h in hidden), needed
