@@ -33,12 +33,12 @@ from pathlib import Path
 
 from solution_scan import world_readable_copies
 
-from graders.judge import sandbox
+from graders.judge import uids
 from graders.judge.grade import ERROR, PASSED, Report
 from graders.paths import EXERCISES, REPO, SOLUTIONS
 from graders.tasks import BY_ID
 
-ORIGINAL_LEASE, ORIGINAL_SWEEP = sandbox.lease_uid, sandbox.sweep
+ORIGINAL_LEASE, ORIGINAL_SWEEP = uids.lease_uid, uids.sweep
 
 ELSEWHERE = ("without bubblewrap a worker reads what any user can: this machine holds a copy of the repository "
              "that any user may read (another clone), outside the folders the grader hides")
@@ -1269,7 +1269,7 @@ assert len(BY_NAME) == len(HOSTILE)
 def process_table() -> dict[int, tuple[int, int, str]]:
     """pid -> (parent pid, real uid, command line) of every process."""
     table = {}
-    owners = sandbox.uids_of_processes()
+    owners = uids.uids_of_processes()
     for pid, uid in owners.items():
         try:
             with open(f"/proc/{pid}/stat") as f:
@@ -1318,7 +1318,7 @@ def marked_paths(marker: str, folders) -> list[str]:
     return found
 
 
-def owned_by(uids, folders=sandbox.SHARED_FOLDERS) -> list[str]:
+def owned_by(uids, folders=uids.SHARED_FOLDERS) -> list[str]:
     """Entries in the shared writable folders owned by one of ``uids``."""
     found: list[str] = []
     for folder in folders:
@@ -1391,7 +1391,7 @@ class Machine:
             self.leased.append(uid)
             return uid
 
-        monkeypatch.setattr(sandbox, "lease_uid", recording_lease)
+        monkeypatch.setattr(uids, "lease_uid", recording_lease)
         self.swept: list[str] = []
 
         def recording_sweep(uid):
@@ -1399,7 +1399,7 @@ class Machine:
             self.swept.extend(removed)
             return removed
 
-        monkeypatch.setattr(sandbox, "sweep", recording_sweep)
+        monkeypatch.setattr(uids, "sweep", recording_sweep)
         self.needles = (str(self.scratch), self.marker)
         self.processes = ours(process_table(), self.needles)
         self.submission = tree(self.folder)
@@ -1415,7 +1415,7 @@ class Machine:
         assert not strays, "stray processes:\n" + "\n".join(f"{p} uid {table.get(p, ('', '?'))[1]}: "
                                                            f"{table.get(p, ('', '', '?'))[2][:200]}" for p in strays)
         for uid in self.leased:
-            assert not sandbox.processes_of(uid), f"processes of worker uid {uid} are still running"
+            assert not uids.processes_of(uid), f"processes of worker uid {uid} are still running"
         assert not owned_by(set(self.leased)), f"files of the worker uids left: {owned_by(set(self.leased))}"
         left = sorted(p.name for p in self.scratch.iterdir())
         assert left == [], f"the scratch folder was not removed: {left}"

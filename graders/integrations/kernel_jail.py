@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 
 from graders import messages as msg
-from graders.judge import sandbox
+from graders.judge import bubblewrap, sandbox
 
 UNPRIVILEGED = "nobody"
 
@@ -51,7 +51,7 @@ def course_root(folder: Path) -> Path:
 def hidden(folder: Path) -> list[str]:
     """The folders the kernel must not see: the course, the checkout's folders and the judge's code, but none
     that holds the interpreter (the notebook's own folder is mounted back where covered)."""
-    return sandbox.folders_to_cover((course_root(folder),), keep=sandbox.interpreter_paths())
+    return sandbox.folders_to_cover((course_root(folder),), keep=bubblewrap.interpreter_paths())
 
 
 MAX_FILE_BYTES = 16 * 2**20
@@ -71,13 +71,13 @@ def own_files(folder: Path) -> list[tuple[str, int]]:
 
 def bubblewrap_command(folder: Path, connection_fd: int, command: list[str], uid: int | None) -> list[str]:
     """bubblewrap's command line; the connection file is copied from ``connection_fd`` to /tmp/kernel.json."""
-    argv = [sandbox.BWRAP, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+    argv = [bubblewrap.BWRAP, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp"]
     for path in hidden(folder):
         argv += ["--perms", "0755", "--tmpfs", path]
-    for cover, _ in sandbox.reach(sandbox.interpreter_paths()):  # /root (0700) above a pyenv: a searchable cover
+    for cover, _ in sandbox.reach(bubblewrap.interpreter_paths()):  # /root (0700) above a pyenv: a searchable cover
         argv += ["--perms", "0755", "--tmpfs", cover]
-    for path in sandbox.interpreter_paths():  # then the interpreter mounted back (a virtual environment in /tmp)
+    for path in bubblewrap.interpreter_paths():  # then the interpreter mounted back (a virtual environment in /tmp)
         for above in reversed(Path(path).parents[:-1]):  # each folder above it searchable
             argv += ["--perms", "0755", "--dir", str(above)]
         argv += ["--ro-bind", path, path]
@@ -93,7 +93,7 @@ def bubblewrap_command(folder: Path, connection_fd: int, command: list[str], uid
              "--unsetenv", "JPY_PARENT_PID", "--chdir", own, "--setenv", "HOME", "/tmp",
              "--setenv", "IPYTHONDIR", "/tmp/ipython", "--setenv", "JUPYTER_RUNTIME_DIR", "/tmp/jupyter",
              "--setenv", "MPLCONFIGDIR", "/tmp/mpl"]
-    return [*argv, "--", *command] if uid is None else [*argv, *sandbox.as_uid_inside(command, uid)]
+    return [*argv, "--", *command] if uid is None else [*argv, *bubblewrap.as_uid_inside(command, uid)]
 
 
 def jailed_command(folder: Path, connection_file: str, command: list[str]) -> tuple[list[str], int | None]:
@@ -127,7 +127,7 @@ def drop(folder: Path, uid: int) -> None:
     isolation = sandbox.choose("limits")
     course, own = os.path.realpath(course_root(folder)), os.path.realpath(folder)
     hiding = sandbox.Hiding(tuple(f for f in hidden(folder) if f != course), course, own,
-                            sandbox.reach(sandbox.interpreter_paths()), network=True)
+                            sandbox.reach(bubblewrap.interpreter_paths()), network=True)
     hiding = hiding if sandbox.namespaces_work() else sandbox.Hiding()
     here = os.getcwd()
     sandbox.drop_privileges(isolation, uid, hiding)()

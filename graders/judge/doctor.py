@@ -8,13 +8,14 @@ import subprocess
 import sys
 
 from graders.integrations import kernel_jail
-from graders.judge import budget, sandbox
+from graders.judge import bubblewrap, budget, sandbox
 from graders.judge.grade import versions
 
 
 def _bwrap_version() -> str:
     try:
-        return subprocess.run([sandbox.BWRAP, "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
+        return subprocess.run([bubblewrap.BWRAP, "--version"], capture_output=True, text=True,
+                              timeout=10).stdout.strip()
     except OSError:
         return ""
 
@@ -23,7 +24,7 @@ def report() -> str:
     import torch
 
     isolation = sandbox.choose("auto")
-    bwrap = shutil.which(sandbox.BWRAP)
+    bwrap = shutil.which(bubblewrap.BWRAP)
     lines = [
         " · ".join(f"{k} {v}" for k, v in versions().items()),
         f"interpreter:  {sys.executable}",

@@ -20,39 +20,22 @@
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import functools
-import glob
-import importlib.util
 import os
-import pwd
 import shutil
-import signal
-import socket
 import stat
 import subprocess
-import sys
 import tempfile
-import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from graders import paths
+from graders.judge import bubblewrap
 from graders.judge.layout import Layout
 
-BWRAP = "bwrap"
-WORKER_UID_BASE, WORKER_UID_COUNT = 61000, 4000
-SANDBOX = Path("/sandbox")
-# Inside bubblewrap the working folder and /tmp are memory: bounded so that writing them is no memory bomb.
-WORK_TMPFS_BYTES, TMP_TMPFS_BYTES = 128 * 2**20, 32 * 2**20
-# Autodiff libraries no module but torch_loop.py may import (contract.md), and the judge's own packages.
-AUTODIFF = ("torch", "functorch", "torchgen", "torchvision", "torchaudio", "jax", "jaxlib", "autograd",
-            "tensorflow", "keras", "mxnet", "cupy", "chainer")
+# The judge's own packages.
 JUDGE_PACKAGES = ("graders", "solutions", "exercises")
-# Folders anyone may write to: files the worker's uid left there are removed after it (without bubblewrap).
-SHARED_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock", "/dev/mqueue")
 
 
 @dataclass(frozen=True)
@@ -83,23 +66,23 @@ class Isolation:
 
     # ----- paths as the worker sees them -----
     def runtime(self, layout: Layout) -> Path:
-        return SANDBOX / "runtime" if self.bubblewrap else layout.runtime
+        return bubblewrap.SANDBOX / "runtime" if self.bubblewrap else layout.runtime
 
     def packages(self, layout: Layout, packages: tuple[str, ...]) -> Path:
-        return SANDBOX / "pkgs" if self.bubblewrap else layout.package_root(packages)
+        return bubblewrap.SANDBOX / "pkgs" if self.bubblewrap else layout.package_root(packages)
 
     def work(self, layout: Layout, key: str) -> Path:
-        return SANDBOX / "work" if self.bubblewrap else layout.work / key
+        return bubblewrap.SANDBOX / "work" if self.bubblewrap else layout.work / key
 
 
 @functools.cache
 def bubblewrap_works() -> bool:
     """True when bwrap is installed and can make a sandbox on this machine."""
-    if shutil.which(BWRAP) is None:
+    if shutil.which(bubblewrap.BWRAP) is None:
         return False
     try:
-        probe = subprocess.run([BWRAP, "--ro-bind", "/", "/", "--unshare-net", "--unshare-pid", "--die-with-parent",
-                                "--proc", "/proc", "--dev", "/dev", "true"],
+        probe = subprocess.run([bubblewrap.BWRAP, "--ro-bind", "/", "/", "--unshare-net", "--unshare-pid",
+                                "--die-with-parent", "--proc", "/proc", "--dev", "/dev", "true"],
                                stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return False
@@ -127,7 +110,7 @@ def choose(mode: str = "auto") -> Isolation:
     # Everything the interpreter needs: a venv's python is often a link into a prefix under /root. A mount
     # namespace makes it reachable (``Hiding``); where none can be made, the worker's uid must read everything.
     reads_all = drop and not use_bwrap and not namespaces_work() and not all(
-        _reachable_by_others(Path(p)) for p in interpreter_paths())
+        _reachable_by_others(Path(p)) for p in bubblewrap.interpreter_paths())
     return Isolation(use_bwrap, drop, reads_all)
 
 
@@ -214,222 +197,17 @@ def prepare_work(folder: Path, uid: int | None) -> None:
         os.chown(folder, uid, uid)
 
 
-# ----- worker uids: one per worker process, leased -----
-
-_leases: dict[int, socket.socket] = {}
-_lease_lock = threading.Lock()
-_next = [0]
-
-
-def uids_of_processes(zombies: bool = False) -> dict[int, int]:
-    """Every process's real uid, from /proc (zombies, which hold nothing but a pid, only when asked)."""
-    found = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/status") as f:
-                    status = dict(line.split(":", 1) for line in f if line.startswith(("State:", "Uid:")))
-                if zombies or status["State"].split()[0] not in ("Z", "X"):
-                    found[int(entry)] = int(status["Uid"].split()[0])
-            except (OSError, ValueError, IndexError, KeyError):
-                pass
-    return found
-
-
-def processes_of(uid: int) -> list[int]:
-    """The live (not zombie) processes whose real uid is ``uid``."""
-    return [pid for pid, owner in uids_of_processes().items() if owner == uid]
-
-
-def lease_uid() -> int:
-    """An unprivileged uid no other worker on this machine holds, held until ``release_uid``.
-
-    The lease is an abstract unix socket named after the uid: exclusive on the
-    machine, and released by the kernel when the judge dies. A uid with a
-    passwd entry or with live processes (left by a judge that crashed) is skipped.
-    """
-    with _lease_lock:
-        _next[0] += 1
-        start = (os.getpid() * 131 + _next[0] * 17) % WORKER_UID_COUNT
-    for i in range(WORKER_UID_COUNT):
-        uid = WORKER_UID_BASE + (start + i) % WORKER_UID_COUNT
-        try:
-            pwd.getpwuid(uid)
-            continue
-        except KeyError:
-            pass
-        lease = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            lease.bind(f"\0autograd-lab-worker-uid-{uid}")
-        except OSError:
-            lease.close()
-            continue
-        if processes_of(uid):
-            lease.close()
-            continue
-        with _lease_lock:
-            _leases[uid] = lease
-        return uid
-    raise RuntimeError(f"no free worker uid in {WORKER_UID_BASE}-{WORKER_UID_BASE + WORKER_UID_COUNT - 1}")
-
-
-def release_uid(uid: int) -> None:
-    with _lease_lock:
-        lease = _leases.pop(uid, None)
-    if lease is not None:
-        lease.close()
-
-
-QUIET_SCANS = 3  # a process forked while its parent was being killed shows up a scan later
-
-
-def kill_uid(uid: int, rounds: int = 200) -> bool:
-    """SIGKILL every process whose real uid is ``uid`` until none is left; True when none is.
-
-    Done only after QUIET_SCANS scans in a row find none: a child forked (a
-    setsid daemon's double fork) while its parent was being killed can appear
-    after one empty scan. Each process is signalled through a pidfd opened
-    before its uid is read again, so a pid reused by another process is never
-    signalled.
-    """
-    quiet = 0
-    for _ in range(rounds):
-        pids = processes_of(uid)
-        quiet = 0 if pids else quiet + 1
-        if quiet >= QUIET_SCANS:
-            return True
-        for pid in pids:
-            signal_if_uid(pid, uid, signal.SIGKILL)
-        time.sleep(0.005)
-    return not processes_of(uid)
-
-
-def signal_if_uid(pid: int, uid: int | None, sig: int) -> None:
-    """Send ``sig`` to ``pid``, if it still runs as ``uid`` (any uid when None), race-free with a pidfd."""
-    try:
-        fd = os.pidfd_open(pid)
-    except (OSError, AttributeError):
-        return
-    try:
-        if uid is not None:
-            with open(f"/proc/{pid}/status") as f:
-                owner = next((int(line.split()[1]) for line in f if line.startswith("Uid:")), None)
-            if owner != uid:
-                return
-        signal.pidfd_send_signal(fd, sig)
-    except (OSError, ValueError):
-        pass
-    finally:
-        os.close(fd)
-
-
-def sweep(uid: int) -> list[str]:
-    """Remove what ``uid`` left in the folders anyone may write to (/tmp and the like); the paths removed.
-
-    Run after every process of the uid is dead. Only folders the uid could
-    write to are entered: its own, and those writable by others.
-    """
-    removed: list[str] = []
-    for top in SHARED_FOLDERS:
-        _sweep(top, uid, removed, depth=0)
-    return removed
-
-
-def _sweep(folder: str, uid: int, removed: list[str], depth: int) -> None:
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return
-    for entry in entries:
-        try:
-            info = entry.stat(follow_symlinks=False)
-        except OSError:
-            continue
-        if info.st_uid == uid:
-            if stat.S_ISDIR(info.st_mode):
-                shutil.rmtree(entry.path, ignore_errors=True)
-            else:
-                with contextlib.suppress(OSError):
-                    os.unlink(entry.path)
-            removed.append(entry.path)
-        elif stat.S_ISDIR(info.st_mode) and info.st_mode & stat.S_IWOTH and depth < 6:
-            _sweep(entry.path, uid, removed, depth + 1)
-
-
-# ----- bubblewrap -----
-
-def interpreter_paths() -> list[str]:
-    found = []
-    for path in (sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))):
-        if path and not any(path == p or path.startswith(p + os.sep) for p in found):
-            found.append(path)
-    return found
-
-
-def _package_folder(name: str) -> str | None:
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return os.path.realpath(list(spec.submodule_search_locations)[0])
-
-
-@functools.cache
-def _hidden(block_autodiff: bool) -> tuple[str, ...]:
-    """Folders under the bound interpreter paths that the worker must not see: the judge's packages where
-    installed beside the interpreter (not an editable checkout), and the autodiff libraries for the numpy tasks."""
-    bound = interpreter_paths()
-    folders = [str(p) for p in (paths.SOLUTIONS, paths.EXERCISES, paths.HERE) if p.is_dir()]
-    if block_autodiff:
-        folders += [f for f in map(_package_folder, AUTODIFF) if f]
-    return tuple(f for f in folders if any(f == b or f.startswith(b + os.sep) for b in bound))
-
-
-def _bubblewrap_prefix(layout: Layout, packages: tuple[str, ...], block_autodiff: bool) -> list[str]:
-    argv = [BWRAP, "--die-with-parent", "--new-session", "--unshare-net", "--unshare-pid", "--unshare-ipc",
-            "--unshare-uts", "--unshare-cgroup-try", "--proc", "/proc", "--dev", "/dev",
-            "--size", str(TMP_TMPFS_BYTES), "--perms", "1777", "--tmpfs", "/tmp"]
-    for system in ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/alternatives"):
-        argv += ["--ro-bind-try", system, system]
-    for device in sorted(glob.glob("/dev/nvidia*")):  # the GPU, where there is one (task 6.2)
-        argv += ["--dev-bind-try", device, device]
-    for path in interpreter_paths():
-        # Folders above the interpreter (such as /root) are made searchable, so the dropped uid reaches it.
-        for folder in reversed(Path(path).parents[:-1]):
-            argv += ["--perms", "0755", "--dir", str(folder)]
-        argv += ["--ro-bind", path, path]
-    for folder in _hidden(block_autodiff):
-        argv += ["--size", "4096", "--perms", "0555", "--tmpfs", folder]
-    argv += ["--perms", "0755", "--dir", str(SANDBOX), "--perms", "0755", "--dir", str(SANDBOX / "pkgs"),
-             "--ro-bind", str(layout.runtime), str(SANDBOX / "runtime")]
-    for name in packages:
-        argv += ["--ro-bind", str(layout.packages / name), str(SANDBOX / "pkgs" / name)]
-    argv += ["--size", str(WORK_TMPFS_BYTES), "--perms", "1777", "--tmpfs", str(SANDBOX / "work"),
-             "--chdir", str(SANDBOX / "work"), "--setenv", "HOME", str(SANDBOX / "work"),
-             "--setenv", "TMPDIR", str(SANDBOX / "work")]
-    return argv
-
-
 def wrap(argv: list[str], layout: Layout, isolation: Isolation, packages: tuple[str, ...], uid: int | None,
          block_autodiff: bool) -> list[str]:
     """The command that starts ``argv`` (a Python command) under ``isolation``, seeing only ``packages``."""
     if not isolation.bubblewrap:
         return argv
-    prefix = _bubblewrap_prefix(layout, packages, block_autodiff)
+    prefix = bubblewrap.command(layout, packages, block_autodiff)
     if uid is None:
         return [*prefix, "--", *argv]
     # bubblewrap runs as root; inside, drop to the worker's uid before any student code exists.
-    return [*prefix, *as_uid_inside(argv, uid)]
+    return [*prefix, *bubblewrap.as_uid_inside(argv, uid)]
 
-
-def as_uid_inside(argv: list[str], uid: int) -> list[str]:
-    """The end of a bubblewrap command (run as root) that runs ``argv`` as ``uid``: the two capabilities it takes
-    to switch, then a Python that switches and execs."""
-    drop = (f"import os; os.setgroups([]); os.setgid({uid}); os.setuid({uid}); "
-            f"os.execv({argv[0]!r}, {argv!r})")
-    return ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", sys.executable, "-I", "-S", "-c", drop]
 
 
 # ----- dropping privileges without bubblewrap -----
@@ -495,7 +273,7 @@ class Hiding:
     def of(cls, layout: Layout, isolation: Isolation, beside: tuple[Path, ...] = ()) -> Hiding:
         if isolation.bubblewrap or not isolation.drop or not namespaces_work():
             return cls()
-        needed = interpreter_paths()
+        needed = bubblewrap.interpreter_paths()
         root = os.path.realpath(layout.root)
         folders = folders_to_cover(beside, keep=[*needed, root])
         bases = [str(p) for p in Path(root).parents if p.name.startswith(SCRATCH_BASE)]

@@ -12,7 +12,7 @@ hybrid of ``graders.judge.layout``) and the reference part the verb grades over,
 any. A process sees and imports only the packages of its group, so student
 code never shares a process with the reference of the module it is graded on,
 nor with the packages of the other tasks. Run as root, each process runs as
-an unprivileged uid of its own (``sandbox.lease_uid``); when it stops, every
+an unprivileged uid of its own (``uids.lease_uid``); when it stops, every
 process of that uid is killed and what it left in /tmp and the like removed.
 """
 
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from graders.judge import budget, sandbox
+from graders.judge import bubblewrap, budget, sandbox, uids
 from graders.judge.layout import ORACLE_PACKAGES, Layout
 from graders.judge.processes import THREADS_ENV, children, descendants, parents
 from graders.tasks import BY_ID
@@ -144,7 +144,7 @@ def refused(packages: tuple[str, ...]) -> dict[str, str]:
     """What a process serving ``packages`` may not import, and why."""
     names = dict.fromkeys(sandbox.JUDGE_PACKAGES, "a submission cannot import the graders or the reference")
     if not set(packages) & set(TORCH_PACKAGES):
-        names.update(dict.fromkeys(sandbox.AUTODIFF, "only torch_loop.py may import torch or another "
+        names.update(dict.fromkeys(bubblewrap.AUTODIFF, "only torch_loop.py may import torch or another "
                                                      "autodiff library (contract.md)"))
     return names
 
@@ -274,7 +274,7 @@ class Worker:
     def _start(self, packages: tuple[str, ...]) -> _Process:
         key = "+".join(packages) or "none"
         iso, layout = self.isolation, self.layout
-        uid = sandbox.lease_uid() if iso.drop else None
+        uid = uids.lease_uid() if iso.drop else None
         try:
             if not iso.bubblewrap:
                 sandbox.prepare_work(iso.work(layout, key), uid)
@@ -310,7 +310,7 @@ class Worker:
                 _live.add(popen.pid)
         except BaseException:
             if uid is not None:
-                sandbox.release_uid(uid)
+                uids.release_uid(uid)
             raise
         process = _Process(key, packages, popen, request_write, response_read, uid, before)
         self._processes[key] = process
@@ -336,7 +336,7 @@ class Worker:
             except (ProcessLookupError, PermissionError):
                 pass
             for child in leftovers:
-                sandbox.signal_if_uid(child, None, signal.SIGKILL)
+                uids.signal_if_uid(child, None, signal.SIGKILL)
         process.popen.wait()
         with _live_lock:
             _live.discard(pid)
@@ -346,14 +346,14 @@ class Worker:
             except ChildProcessError:
                 pass
         if process.uid is not None:
-            sandbox.kill_uid(process.uid)
+            uids.kill_uid(process.uid)
         self._reap_orphans(process)
         for fd in (process.to_worker, process.from_worker):
             os.close(fd)
         if process.uid is not None:
             if not self.isolation.bubblewrap:
-                self.swept += sandbox.sweep(process.uid)
-            sandbox.release_uid(process.uid)
+                self.swept += uids.sweep(process.uid)
+            uids.release_uid(process.uid)
 
     def _reap_orphans(self, process: _Process) -> None:
         """Kill and reap processes that a dead worker left (a setsid daemon reparents to us, the subreaper):
@@ -362,7 +362,7 @@ class Worker:
         if not self._subreaper:
             return
         table = parents()
-        owners = sandbox.uids_of_processes(zombies=True) if process.uid is not None else {}
+        owners = uids.uids_of_processes(zombies=True) if process.uid is not None else {}
         for _ in range(100):
             with _live_lock:
                 ours = [pid for pid, parent in table.items() if parent == os.getpid()]
@@ -373,13 +373,13 @@ class Worker:
             if not orphans:
                 return
             for pid in orphans:
-                sandbox.signal_if_uid(pid, process.uid, signal.SIGKILL)
+                uids.signal_if_uid(pid, process.uid, signal.SIGKILL)
                 try:
                     os.waitpid(pid, 0)
                 except ChildProcessError:
                     pass
             table = parents()
-            owners = sandbox.uids_of_processes(zombies=True) if process.uid is not None else {}
+            owners = uids.uids_of_processes(zombies=True) if process.uid is not None else {}
 
     def __enter__(self) -> Worker:
         return self

@@ -1,0 +1,86 @@
+"""The bubblewrap command a worker runs under: no network, a private pid namespace that dies with the judge, the
+interpreter read-only (torch and the judge's packages hidden where they are installed beside it), only the packages
+the worker serves, a small private tmpfs for its working folder and /tmp, and nothing else of the filesystem."""
+
+from __future__ import annotations
+
+import functools
+import glob
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+from graders import paths
+from graders.judge.layout import Layout
+
+BWRAP = "bwrap"
+SANDBOX = Path("/sandbox")
+# Inside bubblewrap the working folder and /tmp are memory: bounded so that writing them is no memory bomb.
+WORK_TMPFS_BYTES, TMP_TMPFS_BYTES = 128 * 2**20, 32 * 2**20
+# Autodiff libraries no module but torch_loop.py may import (contract.md).
+AUTODIFF = ("torch", "functorch", "torchgen", "torchvision", "torchaudio", "jax", "jaxlib", "autograd",
+            "tensorflow", "keras", "mxnet", "cupy", "chainer")
+
+
+def interpreter_paths() -> list[str]:
+    found = []
+    for path in (sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))):
+        if path and not any(path == p or path.startswith(p + os.sep) for p in found):
+            found.append(path)
+    return found
+
+
+def _package_folder(name: str) -> str | None:
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return os.path.realpath(list(spec.submodule_search_locations)[0])
+
+
+@functools.cache
+def _hidden(block_autodiff: bool) -> tuple[str, ...]:
+    """Folders under the bound interpreter paths that the worker must not see: the judge's packages where
+    installed beside the interpreter (not an editable checkout), and the autodiff libraries for the numpy tasks."""
+    bound = interpreter_paths()
+    folders = [str(p) for p in (paths.SOLUTIONS, paths.EXERCISES, paths.HERE) if p.is_dir()]
+    if block_autodiff:
+        folders += [f for f in map(_package_folder, AUTODIFF) if f]
+    return tuple(f for f in folders if any(f == b or f.startswith(b + os.sep) for b in bound))
+
+
+def command(layout: Layout, packages: tuple[str, ...], block_autodiff: bool) -> list[str]:
+    """bubblewrap's part of a worker's command line, up to the command it runs: what the worker sees."""
+    argv = [BWRAP, "--die-with-parent", "--new-session", "--unshare-net", "--unshare-pid", "--unshare-ipc",
+            "--unshare-uts", "--unshare-cgroup-try", "--proc", "/proc", "--dev", "/dev",
+            "--size", str(TMP_TMPFS_BYTES), "--perms", "1777", "--tmpfs", "/tmp"]
+    for system in ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/alternatives"):
+        argv += ["--ro-bind-try", system, system]
+    for device in sorted(glob.glob("/dev/nvidia*")):  # the GPU, where there is one (task 6.2)
+        argv += ["--dev-bind-try", device, device]
+    for path in interpreter_paths():
+        # Folders above the interpreter (such as /root) are made searchable, so the dropped uid reaches it.
+        for folder in reversed(Path(path).parents[:-1]):
+            argv += ["--perms", "0755", "--dir", str(folder)]
+        argv += ["--ro-bind", path, path]
+    for folder in _hidden(block_autodiff):
+        argv += ["--size", "4096", "--perms", "0555", "--tmpfs", folder]
+    argv += ["--perms", "0755", "--dir", str(SANDBOX), "--perms", "0755", "--dir", str(SANDBOX / "pkgs"),
+             "--ro-bind", str(layout.runtime), str(SANDBOX / "runtime")]
+    for name in packages:
+        argv += ["--ro-bind", str(layout.packages / name), str(SANDBOX / "pkgs" / name)]
+    argv += ["--size", str(WORK_TMPFS_BYTES), "--perms", "1777", "--tmpfs", str(SANDBOX / "work"),
+             "--chdir", str(SANDBOX / "work"), "--setenv", "HOME", str(SANDBOX / "work"),
+             "--setenv", "TMPDIR", str(SANDBOX / "work")]
+    return argv
+
+
+def as_uid_inside(argv: list[str], uid: int) -> list[str]:
+    """The end of a bubblewrap command (run as root) that runs ``argv`` as ``uid``: the two capabilities it takes
+    to switch, then a Python that switches and execs."""
+    drop = (f"import os; os.setgroups([]); os.setgid({uid}); os.setuid({uid}); "
+            f"os.execv({argv[0]!r}, {argv!r})")
+    return ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", sys.executable, "-I", "-S", "-c", drop]

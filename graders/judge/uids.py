@@ -1,0 +1,158 @@
+"""The workers' uids, as root: one unprivileged uid leased to each worker process for its lifetime, and, after
+it, everything of that uid killed and what it left in the folders anyone may write to removed. (A uid of its own
+is what makes "everything a worker left behind" findable: by uid.)"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+import shutil
+import signal
+import socket
+import stat
+import threading
+import time
+
+WORKER_UID_BASE, WORKER_UID_COUNT = 61000, 4000
+# Folders anyone may write to: files the worker's uid left there are removed after it (without bubblewrap).
+SHARED_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock", "/dev/mqueue")
+
+_leases: dict[int, socket.socket] = {}
+_lease_lock = threading.Lock()
+_next = [0]
+
+
+def uids_of_processes(zombies: bool = False) -> dict[int, int]:
+    """Every process's real uid, from /proc (zombies, which hold nothing but a pid, only when asked)."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/status") as f:
+                    status = dict(line.split(":", 1) for line in f if line.startswith(("State:", "Uid:")))
+                if zombies or status["State"].split()[0] not in ("Z", "X"):
+                    found[int(entry)] = int(status["Uid"].split()[0])
+            except (OSError, ValueError, IndexError, KeyError):
+                pass
+    return found
+
+
+def processes_of(uid: int) -> list[int]:
+    """The live (not zombie) processes whose real uid is ``uid``."""
+    return [pid for pid, owner in uids_of_processes().items() if owner == uid]
+
+
+def lease_uid() -> int:
+    """An unprivileged uid no other worker on this machine holds, held until ``release_uid``.
+
+    The lease is an abstract unix socket named after the uid: exclusive on the
+    machine, and released by the kernel when the judge dies. A uid with a
+    passwd entry or with live processes (left by a judge that crashed) is skipped.
+    """
+    with _lease_lock:
+        _next[0] += 1
+        start = (os.getpid() * 131 + _next[0] * 17) % WORKER_UID_COUNT
+    for i in range(WORKER_UID_COUNT):
+        uid = WORKER_UID_BASE + (start + i) % WORKER_UID_COUNT
+        try:
+            pwd.getpwuid(uid)
+            continue
+        except KeyError:
+            pass
+        lease = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            lease.bind(f"\0autograd-lab-worker-uid-{uid}")
+        except OSError:
+            lease.close()
+            continue
+        if processes_of(uid):
+            lease.close()
+            continue
+        with _lease_lock:
+            _leases[uid] = lease
+        return uid
+    raise RuntimeError(f"no free worker uid in {WORKER_UID_BASE}-{WORKER_UID_BASE + WORKER_UID_COUNT - 1}")
+
+
+def release_uid(uid: int) -> None:
+    with _lease_lock:
+        lease = _leases.pop(uid, None)
+    if lease is not None:
+        lease.close()
+
+
+QUIET_SCANS = 3  # a process forked while its parent was being killed shows up a scan later
+
+
+def kill_uid(uid: int, rounds: int = 200) -> bool:
+    """SIGKILL every process whose real uid is ``uid`` until none is left; True when none is.
+
+    Done only after QUIET_SCANS scans in a row find none: a child forked (a
+    setsid daemon's double fork) while its parent was being killed can appear
+    after one empty scan. Each process is signalled through a pidfd opened
+    before its uid is read again, so a pid reused by another process is never
+    signalled.
+    """
+    quiet = 0
+    for _ in range(rounds):
+        pids = processes_of(uid)
+        quiet = 0 if pids else quiet + 1
+        if quiet >= QUIET_SCANS:
+            return True
+        for pid in pids:
+            signal_if_uid(pid, uid, signal.SIGKILL)
+        time.sleep(0.005)
+    return not processes_of(uid)
+
+
+def signal_if_uid(pid: int, uid: int | None, sig: int) -> None:
+    """Send ``sig`` to ``pid``, if it still runs as ``uid`` (any uid when None), race-free with a pidfd."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (OSError, AttributeError):
+        return
+    try:
+        if uid is not None:
+            with open(f"/proc/{pid}/status") as f:
+                owner = next((int(line.split()[1]) for line in f if line.startswith("Uid:")), None)
+            if owner != uid:
+                return
+        signal.pidfd_send_signal(fd, sig)
+    except (OSError, ValueError):
+        pass
+    finally:
+        os.close(fd)
+
+
+def sweep(uid: int) -> list[str]:
+    """Remove what ``uid`` left in the folders anyone may write to (/tmp and the like); the paths removed.
+
+    Run after every process of the uid is dead. Only folders the uid could
+    write to are entered: its own, and those writable by others.
+    """
+    removed: list[str] = []
+    for top in SHARED_FOLDERS:
+        _sweep(top, uid, removed, depth=0)
+    return removed
+
+
+def _sweep(folder: str, uid: int, removed: list[str], depth: int) -> None:
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if info.st_uid == uid:
+            if stat.S_ISDIR(info.st_mode):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+            removed.append(entry.path)
+        elif stat.S_ISDIR(info.st_mode) and info.st_mode & stat.S_IWOTH and depth < 6:
+            _sweep(entry.path, uid, removed, depth + 1)
