@@ -20,12 +20,13 @@ def _fail(command: str, error: Exception) -> int:
 
 def _grade_all(args) -> int:
     from graders.classgrade import batch
+    from graders.classgrade.progress import terminal_progress
 
     settings = batch.Settings(key=args.key, tasks=args.tasks, isolation=args.isolation)
     try:
         shard_of = batch.parse_shard(args.shard) if args.shard else None
         summary = batch.grade_all(args.submissions, args.out, jobs=args.jobs, shard_of=shard_of, force=args.force,
-                                  timeout=args.timeout, settings=settings, progress=batch.terminal_progress())
+                                  timeout=args.timeout, settings=settings, progress=terminal_progress())
     except (ValueError, RuntimeError, OSError) as error:
         return _fail("grade-all", error)
     except KeyboardInterrupt:
@@ -87,7 +88,7 @@ def _gradescope(args) -> int:
 
 def add_commands(sub) -> None:
     """Add the class commands to the ``autograd-lab`` parser's subparsers."""
-    from graders.classgrade.batch import DEFAULT_TIMEOUT
+    from graders.classgrade.pool import DEFAULT_TIMEOUT
 
     a = sub.add_parser("grade-all", help="grade every submission in a folder into a gradebook",
                        description="Grade every folder laid out like exercises/ (or .zip of one) in SUBMISSIONS_DIR "

@@ -24,7 +24,7 @@ import pytest
 from corpus import BY_NAME, TASKS_OF_FILE, make_submission
 
 from graders import messages
-from graders.classgrade import batch, gradebook
+from graders.classgrade import batch, gradebook, pool, progress
 from graders.classgrade.gradebook import Record
 from graders.cli import main
 from graders.judge import intake
@@ -254,13 +254,13 @@ def judge_scratches(monkeypatch) -> list[Path]:
     """The scratch folders of the judges this test starts (so that tests running beside it, under xdist, with
     judges of their own, are not taken for its leftovers)."""
     folders = []
-    start = batch.Judge.__init__
+    start = pool.Judge.__init__
 
     def recording_init(judge, *args, **kwargs):
         start(judge, *args, **kwargs)
         folders.append(judge.scratch)
 
-    monkeypatch.setattr(batch.Judge, "__init__", recording_init)
+    monkeypatch.setattr(pool.Judge, "__init__", recording_init)
     return folders
 
 
@@ -315,14 +315,14 @@ def test_a_judge_killed_from_outside_gives_a_crashed_row_and_leaves_no_worker(tm
     # What the pool has seen of each judge's processes: the judge is killed only once the pool has looked at its
     # worker (on a loaded machine, a fixed pause was not always enough).
     seen_by_pool: set[int] = set()
-    descendants = batch.descendants
+    descendants = pool.descendants
 
     def recording_descendants(pid, *args):
         found = descendants(pid, *args)
         seen_by_pool.update(found)
         return found
 
-    monkeypatch.setattr(batch, "descendants", recording_descendants)
+    monkeypatch.setattr(pool, "descendants", recording_descendants)
 
     def kill_the_judge_once_its_worker_runs():
         deadline = time.monotonic() + 240
@@ -466,7 +466,7 @@ def test_progress_counts_skipped_and_failed_and_estimates_the_rest():
     """Does the progress line count the unchanged and the failed, and estimate the time left from the rate?"""
     lines = []
     clock = iter([100.0, 130.0, 160.0])
-    meter = batch.Progress(4, 1, lambda line, final: lines.append((line, final)), clock=lambda: next(clock))
+    meter = progress.Progress(4, 1, lambda line, final: lines.append((line, final)), clock=lambda: next(clock))
     meter.done(Record("bob", "graded", 87.0))
     meter.done(Record("carol", "malformed: no files"))
     assert lines[0] == ("grade-all: 2/4 (1 unchanged, 0 not graded) · 2.0/min · ETA 1m00s · bob: graded 87", False)
@@ -532,7 +532,7 @@ def test_a_name_a_spreadsheet_would_run_is_text_in_grades_csv_and_round_trips(tm
 def test_the_progress_line_shows_a_folder_name_without_its_escape_sequences():
     """A folder named with terminal escapes (clear the screen, a fake 100/100) reaches the terminal as plain text."""
     lines = []
-    meter = batch.Progress(2, 0, lambda line, final: lines.append(line), clock=iter([0.0, 1.0]).__next__)
+    meter = progress.Progress(2, 0, lambda line, final: lines.append(line), clock=iter([0.0, 1.0]).__next__)
     meter.done(Record("\x1b[2J\x1b[Hmallory\x1b]0;100/100\x07\r", "graded", 100.0, {"1.1": 3.0}))
     assert lines and "mallory" in lines[0]
     assert not any(ch in lines[0] for ch in "\x1b\x07\r"), repr(lines[0])

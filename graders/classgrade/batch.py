@@ -15,19 +15,10 @@ says so, and a fresh judge takes the next submission.
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
-import itertools
 import json
 import os
-import select
-import shutil
-import signal
-import subprocess
-import sys
-import tempfile
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,16 +27,12 @@ from graders import __version__, paths
 from graders import messages as msg
 from graders.classgrade import gradebook
 from graders.classgrade.gradebook import Record
+from graders.classgrade.pool import DEFAULT_TIMEOUT, run_pool
+from graders.classgrade.progress import Progress
 from graders.judge import intake, sandbox
-from graders.judge.processes import THREADS_ENV, descendants, parents
-from graders.judge.worker_process import untrusted
 from graders.results import pictures
 from graders.tasks import BY_ID
 
-DEFAULT_TIMEOUT = 600.0
-START_TIMEOUT = 180.0  # a judge imports torch and the checks before its first submission
-LOOK_EVERY = 1.0  # seconds between looks at each judge's processes
-STOP_GRACE = 5.0  # a judge asked to stop gets this long to stop its worker and remove its scratch folder
 LOGS = ".logs"
 STALE = ("results.json", "scorecard.md", pictures.LOSS_PNG)
 
@@ -198,220 +185,3 @@ def class_views(out: Path, records: list[Record], task_ids: tuple[str, ...]) -> 
     lines += [f"![totals]({pictures.TOTALS_PNG})", "", f"![pass rate per task]({pictures.PASS_RATES_PNG})", ""]
     gradebook.atomic_write(out / "class.md", "\n".join(lines))
     return []
-
-
-# ----- progress -----
-
-
-class Progress:
-    """Count, rate and ETA, one line per finished submission (rewritten in place on a terminal)."""
-
-    def __init__(self, total: int, skipped: int, emit: Callable[[str, bool], None] | None, clock=time.monotonic):
-        self.total, self.skipped, self.emit, self.clock = total, skipped, emit, clock
-        self.finished = self.failed = 0
-        self.start = clock()
-
-    def done(self, record: Record) -> None:
-        self.finished += 1
-        self.failed += not record.graded
-        if self.emit is None:
-            return
-        elapsed = self.clock() - self.start
-        rate = self.finished / elapsed * 60 if elapsed > 0 else 0.0
-        left = self.total - self.skipped - self.finished
-        eta = _duration(left / rate * 60) if rate > 0 else "?"
-        # A folder name is the student's text: no escape sequence of it reaches the terminal.
-        last = msg.BATCH_PROGRESS_LAST.format(student=untrusted(record.student), status=record.status.split(":")[0]
-                                              + (f" {record.total:g}" if record.graded else ""))
-        line = msg.BATCH_PROGRESS.format(done=self.skipped + self.finished, total=self.total, skipped=self.skipped,
-                                         failed=self.failed, rate=f"{rate:.1f}/min", eta=eta, last=last)
-        self.emit(line, left == 0)
-
-
-def _duration(seconds: float) -> str:
-    seconds = int(round(seconds))
-    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m" if seconds >= 3600 else \
-        f"{seconds // 60}m{seconds % 60:02d}s"
-
-
-def terminal_progress(stream=sys.stderr) -> Callable[[str, bool], None]:
-    """Progress lines for ``stream``: rewritten in place on a terminal, one per line in a log."""
-    interactive = stream.isatty()
-
-    def emit(line: str, final: bool) -> None:
-        if interactive:
-            stream.write("\r\x1b[K" + line + ("\n" if final else ""))
-        else:
-            stream.write(line + "\n")
-        stream.flush()
-
-    return emit
-
-
-# ----- the pool of judges -----
-
-
-def _stop_with_parent() -> None:
-    """In the judge, before exec: SIGTERM when grade-all dies (so an interrupted batch leaves no judge behind)."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
-class Judge:
-    """One judge process of the pool, with its own scratch folder and log."""
-
-    def __init__(self, number: int, logs: Path):
-        self.scratch = Path(tempfile.mkdtemp(prefix="agl-judge-", dir=sandbox.scratch_base()))
-        # Searchable, not listable: the grades it lays out here are reached by workers' uids (limits mode as root).
-        self.scratch.chmod(0o711)
-        self.log = logs / f"judge-{number}.log"
-        package_root = str(paths.HERE.parent)
-        env = {"TORCHINDUCTOR_CACHE_DIR": str(self.scratch / "torch"),  # torch.optim's cache, removed with it
-               **os.environ, **THREADS_ENV, "TMPDIR": str(self.scratch),
-               "PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
-        with open(self.log, "ab") as log:
-            self.process = subprocess.Popen([sys.executable, "-m", "graders.classgrade.batch_judge"],
-                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
-                                            cwd=self.scratch, start_new_session=True, preexec_fn=_stop_with_parent)
-        self.fd = self.process.stdout.fileno()
-        os.set_blocking(self.fd, False)
-        self.buffer = b""
-        self.family: set[int] = set()  # its descendants when last looked at: what to kill should it die
-        self.ready = False
-        self.job: dict | None = None
-        self.timeout = DEFAULT_TIMEOUT
-        self.started = time.monotonic()
-        self.deadline = self.started + START_TIMEOUT
-
-    def give(self, job: dict, timeout: float) -> None:
-        self.process.stdin.write((json.dumps(job) + "\n").encode())
-        self.process.stdin.flush()
-        self.job, self.timeout = job, timeout
-        if self.ready:
-            self.started = time.monotonic()
-            self.deadline = self.started + timeout
-
-    def answers(self) -> list[dict]:
-        """The complete lines the judge has written; EOFError when it has exited."""
-        chunk = os.read(self.fd, 1 << 16)
-        if not chunk:
-            raise EOFError
-        self.buffer += chunk
-        *lines, self.buffer = self.buffer.split(b"\n")
-        found = []
-        for line in lines:
-            answer = json.loads(line)
-            if answer.get("ready"):
-                self.ready = True
-                self.started = time.monotonic()
-                self.deadline = self.started + self.timeout
-            else:
-                found.append(answer)
-        return found
-
-    def seconds(self) -> float:
-        return time.monotonic() - self.started
-
-    def exit_reason(self) -> str:
-        code = self.process.wait()
-        how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
-        try:
-            lines = self.log.read_bytes()[-4096:].decode(errors="replace").strip().splitlines()
-        except OSError:
-            lines = []
-        words = msg.BATCH_JUDGE_WORDS.format(line=lines[-1][:200]) if lines else ""
-        return msg.BATCH_JUDGE_EXITED.format(how=how, words=words)
-
-    def kill(self) -> None:
-        """Stop the judge and everything it started: SIGTERM (it stops its worker), then SIGKILL for what is left."""
-        family = set(self.family)
-        if self.process.poll() is None:
-            family |= set(descendants(self.process.pid))
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(STOP_GRACE)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-        # A judge that died on its own (killed from outside) left its worker behind: the last look found it.
-        for pid in family:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        self.process.wait()
-        self.close()
-
-    def close(self) -> None:
-        """Let an idle judge finish (stdin closed), then remove its scratch folder."""
-        if self.process.stdin and not self.process.stdin.closed:
-            try:
-                self.process.stdin.close()
-            except BrokenPipeError:
-                pass
-        try:
-            self.process.wait(30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self.process.stdout.close()
-        shutil.rmtree(self.scratch, ignore_errors=True)
-
-
-def run_pool(jobs: list[dict], size: int, timeout: float, logs: Path,
-             finish: Callable[[dict, dict, float], None]) -> None:
-    """Grade ``jobs`` with ``size`` judges; ``finish(job, answer, seconds)`` hears each one as it ends."""
-    pending, judges, numbers = deque(jobs), [], itertools.count(1)
-
-    def retire(judge: Judge, answer: dict) -> None:
-        job, seconds = judge.job, judge.seconds()
-        judge.job = None
-        judge.kill()
-        judges.remove(judge)
-        finish(job, answer, seconds)
-
-    try:
-        while pending or any(j.job is not None for j in judges):
-            for judge in [j for j in judges if j.job is None] + [None] * (size - len(judges)):
-                if not pending:
-                    break
-                if judge is None:
-                    judge = Judge(next(numbers), logs)
-                    judges.append(judge)
-                try:
-                    judge.give(pending[0], timeout)
-                    pending.popleft()
-                except (BrokenPipeError, OSError):  # it died while idle: replace it, keep the job
-                    judge.job = None
-                    judge.kill()
-                    judges.remove(judge)
-            busy = [j for j in judges if j.job is not None]
-            wait = max(0.0, min(min(j.deadline for j in busy) - time.monotonic(), LOOK_EVERY))
-            readable, _, _ = select.select([j.fd for j in busy], [], [], wait)
-            table = parents()
-            for judge in busy:
-                judge.family = set(descendants(judge.process.pid, table)) if judge.process.poll() is None \
-                    else judge.family
-            for judge in busy:
-                if judge.fd in readable:
-                    try:
-                        for answer in judge.answers():
-                            job, seconds = judge.job, judge.seconds()
-                            judge.job = None
-                            finish(job, answer, seconds)
-                    except EOFError:
-                        retire(judge, {"status": msg.BATCH_CRASHED.format(reason=judge.exit_reason())})
-                    except ValueError as error:  # not JSON: nothing we wrote
-                        retire(judge, {"status": msg.BATCH_CRASHED.format(reason=f"the judge's answer: {error}")})
-                elif time.monotonic() >= judge.deadline:
-                    status = msg.BATCH_TIMED_OUT.format(seconds=judge.timeout) if judge.ready else \
-                        msg.BATCH_CRASHED.format(reason=msg.BATCH_JUDGE_NO_START.format(seconds=START_TIMEOUT))
-                    retire(judge, {"status": status})
-    finally:
-        for judge in judges:
-            if judge.job is not None:
-                judge.kill()
-            else:
-                judge.close()
-
