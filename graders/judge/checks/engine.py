@@ -37,7 +37,7 @@ def graphs(draw, *, max_leaves: int = 3, max_ops: int = 8, frozen: bool = False,
             parents[0] = 0
         nodes.append({"parents": parents, "coefs": draw(st.lists(st.sampled_from(COEFS), min_size=count,
                                                                   max_size=count))})
-    seed = draw(s.arrays(shape, low=-2.0, high=2.0)) if drawn_seed else np.ones(shape)
+    seed = draw(s.arrays(shape, min_value=-2.0, max_value=2.0)) if drawn_seed else np.ones(shape)
     return nodes, seed
 
 

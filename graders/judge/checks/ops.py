@@ -36,47 +36,6 @@ class OpCase:
     hint: str
 
 
-def _pair(*, low=-3.0, high=3.0, divisor=False):
-    return s.broadcast_pairs().flatmap(lambda shapes: st.tuples(
-        s.arrays(shapes[0], low=low, high=high),
-        s.arrays(shapes[1], low=low, high=high, away_from_zero=0.5 if divisor else 0.0),
-    ).map(lambda ab: (list(ab), {})))
-
-
-def _with_constant(*, left: bool, divisor=False):
-    constant = s.values(low=-3.0, high=3.0, away_from_zero=0.5)
-    tensor = s.shapes().flatmap(lambda shape: s.arrays(shape, away_from_zero=0.5 if divisor else 0.0))
-    return st.tuples(constant, tensor).map(lambda ct: ([ct[0], ct[1]] if left else [ct[1], ct[0]], {}))
-
-
-def _unary(*, low=-3.0, high=3.0, away_from_zero=0.0, min_dims=0):
-    return s.shapes(min_dims=min_dims).flatmap(
-        lambda shape: s.arrays(shape, low=low, high=high, away_from_zero=away_from_zero)).map(lambda a: ([a], {}))
-
-
-def _matmul():
-    sizes = st.tuples(*[st.integers(1, 4)] * 3)
-    return sizes.flatmap(lambda nkm: st.tuples(s.arrays((nkm[0], nkm[1])), s.arrays((nkm[1], nkm[2])))) \
-        .map(lambda ab: (list(ab), {}))
-
-
-def _power():
-    exponent = st.sampled_from([-2.0, -1.0, -0.5, 0.5, 1.5, 2.0, 3.0])
-    base = s.shapes().flatmap(lambda shape: s.arrays(shape, low=0.5, high=2.5))
-    return st.tuples(base, exponent).map(lambda bp: ([bp[0]], {"p": bp[1]}))
-
-
-def _reduction():
-    return s.shapes(min_dims=1).flatmap(lambda shape: st.tuples(
-        s.arrays(shape), s.axes(len(shape)), st.booleans(),
-    )).map(lambda a: ([a[0]], {"axis": a[1], "keepdims": a[2]}))
-
-
-def _reshape():
-    return s.shapes(min_dims=1).flatmap(lambda shape: st.tuples(s.arrays(shape), s.reshapes(shape))) \
-        .map(lambda a: ([a[0]], {"shape": a[1]}))
-
-
 def _torch_reduce(name):
     def reduce(a, axis=None, keepdims=False):
         dims = tuple(range(a.ndim)) if axis is None else axis
@@ -91,33 +50,33 @@ POSITIVE = np.array([[0.5, 1.0, 2.0], [1.5, 0.25, 3.0]])
 
 # The op table, written out: task, op, how it reads, torch's version, inputs, a friendly point, the math.
 CASES = (
-    OpCase("1.2", "add", "x + y", lambda a, b: a + b, _pair(), ([A, B], {}), "how much out moves when x (or y) moves, times g; each summed back to its input's shape (unbroadcast)"),
-    OpCase("1.2", "add", "x + 2.5", lambda a, b: a + b, _with_constant(left=False), ([A, 2.5], {}), "a constant gets no gradient: one gradient, for the Tensor"),
-    OpCase("1.2", "add", "2.5 + y", lambda a, b: a + b, _with_constant(left=True), ([2.5, A], {}), "a constant gets no gradient: one gradient, for the Tensor"),
-    OpCase("1.2", "sub", "x - y", lambda a, b: a - b, _pair(), ([A, B], {}), "how much out moves when x (or y) moves, times g; each summed back to its input's shape (unbroadcast)"),
-    OpCase("1.2", "sub", "2.5 - y", lambda a, b: a - b, _with_constant(left=True), ([2.5, A], {}), "a constant gets no gradient; mind the sign y enters out with"),
-    OpCase("1.2", "neg", "-x", lambda a: -a, _unary(), ([A], {}), "mind the sign x enters out with"),
-    OpCase("1.3", "mul", "x * y", lambda a, b: a * b, _pair(), ([A, B], {}), "the derivative of a product by one factor involves the other factor; each summed back to its input's shape"),
-    OpCase("1.3", "mul", "x * 2.5", lambda a, b: a * b, _with_constant(left=False), ([A, 2.5], {}), "the derivative of x * c by x, for a constant c, times g"),
-    OpCase("1.3", "div", "x / y", lambda a, b: a / b, _pair(divisor=True), ([A, B], {}), "differentiate x * (1 / y) by each of x and y; each summed back to its input's shape"),
-    OpCase("1.3", "div", "2.5 / y", lambda a, b: a / b, _with_constant(left=True, divisor=True), ([2.5, POSITIVE], {}), "differentiate c * (1 / y) by y, for a constant c"),
-    OpCase("1.4", "matmul", "x @ w", lambda a, b: a @ b, _matmul(), ([A, W], {}), "write one entry of out as a sum over the shared axis and differentiate; the gradients' shapes leave one way to combine g with the other matrix"),
-    OpCase("1.5", "pow", "x ** p", lambda a, p: a**p, _power(), ([POSITIVE], {"p": 3.0}), "the power rule of calculus, times g"),
-    OpCase("1.5", "exp", "x.exp()", torch.exp, _unary(), ([A], {}), "exp is its own derivative, and the forward's out is at hand"),
-    OpCase("1.5", "log", "x.log()", torch.log, _unary(low=0.2, high=5.0), ([POSITIVE], {}), "the derivative of log, times g"),
-    OpCase("1.6", "relu", "x.relu()", torch.relu, _unary(away_from_zero=0.01), ([A], {}), "relu's slope is 1 where x > 0 and 0 elsewhere"),
-    OpCase("1.6", "tanh", "x.tanh()", torch.tanh, _unary(), ([A], {}), "tanh's derivative is simplest written with its output out"),
-    OpCase("1.6", "sigmoid", "x.sigmoid()", torch.sigmoid, _unary(), ([A], {}), "sigmoid's derivative is simplest written with its output out"),
-    OpCase("1.7", "sum", "x.sum(axis, keepdims)", _torch_reduce("sum"), _reduction(), ([A], {"axis": 0, "keepdims": False}), "every element gets the g of the sum it went into: put the summed axes back, then broadcast"),
-    OpCase("1.7", "mean", "x.mean(axis, keepdims)", _torch_reduce("mean"), _reduction(), ([A], {"axis": 1, "keepdims": True}), "like sum's rule, divided by the number of elements averaged together"),
-    OpCase("1.7", "square_mean", "x.square_mean()", lambda a: (a**2).mean(), _unary(min_dims=1), ([A], {}), "a mean of squares: the square's derivative, and the mean's division by the number of elements"),
-    OpCase("1.8", "reshape", "x.reshape(*shape)", lambda a, shape: a.reshape(shape), _reshape(), ([A], {"shape": (3, 2)}), "reshape only moves entries: nothing is scaled, only the shape goes back"),
-    OpCase("1.8", "T", "x.T", lambda a: a.permute(tuple(reversed(range(a.ndim)))), _unary(), ([A], {}), "a transpose only moves entries: reverse the axes back"),
+    OpCase("1.2", "add", "x + y", lambda a, b: a + b, s.operand_pairs(), ([A, B], {}), "how much out moves when x (or y) moves, times g; each summed back to its input's shape (unbroadcast)"),
+    OpCase("1.2", "add", "x + 2.5", lambda a, b: a + b, s.operands_with_constants(left=False), ([A, 2.5], {}), "a constant gets no gradient: one gradient, for the Tensor"),
+    OpCase("1.2", "add", "2.5 + y", lambda a, b: a + b, s.operands_with_constants(left=True), ([2.5, A], {}), "a constant gets no gradient: one gradient, for the Tensor"),
+    OpCase("1.2", "sub", "x - y", lambda a, b: a - b, s.operand_pairs(), ([A, B], {}), "how much out moves when x (or y) moves, times g; each summed back to its input's shape (unbroadcast)"),
+    OpCase("1.2", "sub", "2.5 - y", lambda a, b: a - b, s.operands_with_constants(left=True), ([2.5, A], {}), "a constant gets no gradient; mind the sign y enters out with"),
+    OpCase("1.2", "neg", "-x", lambda a: -a, s.single_operands(), ([A], {}), "mind the sign x enters out with"),
+    OpCase("1.3", "mul", "x * y", lambda a, b: a * b, s.operand_pairs(), ([A, B], {}), "the derivative of a product by one factor involves the other factor; each summed back to its input's shape"),
+    OpCase("1.3", "mul", "x * 2.5", lambda a, b: a * b, s.operands_with_constants(left=False), ([A, 2.5], {}), "the derivative of x * c by x, for a constant c, times g"),
+    OpCase("1.3", "div", "x / y", lambda a, b: a / b, s.operand_pairs(divisor=True), ([A, B], {}), "differentiate x * (1 / y) by each of x and y; each summed back to its input's shape"),
+    OpCase("1.3", "div", "2.5 / y", lambda a, b: a / b, s.operands_with_constants(left=True, divisor=True), ([2.5, POSITIVE], {}), "differentiate c * (1 / y) by y, for a constant c"),
+    OpCase("1.4", "matmul", "x @ w", lambda a, b: a @ b, s.matmul_operands(), ([A, W], {}), "write one entry of out as a sum over the shared axis and differentiate; the gradients' shapes leave one way to combine g with the other matrix"),
+    OpCase("1.5", "pow", "x ** p", lambda a, p: a**p, s.power_operands(), ([POSITIVE], {"p": 3.0}), "the power rule of calculus, times g"),
+    OpCase("1.5", "exp", "x.exp()", torch.exp, s.single_operands(), ([A], {}), "exp is its own derivative, and the forward's out is at hand"),
+    OpCase("1.5", "log", "x.log()", torch.log, s.single_operands(min_value=0.2, max_value=5.0), ([POSITIVE], {}), "the derivative of log, times g"),
+    OpCase("1.6", "relu", "x.relu()", torch.relu, s.single_operands(away_from_zero=0.01), ([A], {}), "relu's slope is 1 where x > 0 and 0 elsewhere"),
+    OpCase("1.6", "tanh", "x.tanh()", torch.tanh, s.single_operands(), ([A], {}), "tanh's derivative is simplest written with its output out"),
+    OpCase("1.6", "sigmoid", "x.sigmoid()", torch.sigmoid, s.single_operands(), ([A], {}), "sigmoid's derivative is simplest written with its output out"),
+    OpCase("1.7", "sum", "x.sum(axis, keepdims)", _torch_reduce("sum"), s.reduction_operands(), ([A], {"axis": 0, "keepdims": False}), "every element gets the g of the sum it went into: put the summed axes back, then broadcast"),
+    OpCase("1.7", "mean", "x.mean(axis, keepdims)", _torch_reduce("mean"), s.reduction_operands(), ([A], {"axis": 1, "keepdims": True}), "like sum's rule, divided by the number of elements averaged together"),
+    OpCase("1.7", "square_mean", "x.square_mean()", lambda a: (a**2).mean(), s.single_operands(min_dims=1), ([A], {}), "a mean of squares: the square's derivative, and the mean's division by the number of elements"),
+    OpCase("1.8", "reshape", "x.reshape(*shape)", lambda a, shape: a.reshape(shape), s.reshape_operands(), ([A], {"shape": (3, 2)}), "reshape only moves entries: nothing is scaled, only the shape goes back"),
+    OpCase("1.8", "T", "x.T", lambda a: a.permute(tuple(reversed(range(a.ndim)))), s.single_operands(), ([A], {}), "a transpose only moves entries: reverse the axes back"),
 )
 
 CASES_BY_OP = {case.op: case for case in CASES}
 
-RELU_AT_ZERO = OpCase("1.6", "relu", "x.relu() at x = 0", torch.relu, _unary(), ([np.array([[-1.0, 0.0, 2.0]])], {}),
+RELU_AT_ZERO = OpCase("1.6", "relu", "x.relu() at x = 0", torch.relu, s.single_operands(), ([np.array([[-1.0, 0.0, 2.0]])], {}),
                       "PyTorch takes relu's slope at exactly 0 as 0")
 
 
