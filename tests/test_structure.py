@@ -142,3 +142,16 @@ def test_every_task_has_public_tests_under_its_marker(task):
     """Is every task's marker used by at least one public test, so that `pytest exercises/ -m taskX_Y` runs some?"""
     marker = f"pytest.mark.{task.marker}"
     assert any(marker in path.read_text() for path in (paths.EXERCISES / "tests").glob("test_*.py"))
+
+
+def test_every_message_template_is_defined_once_and_used():
+    """Does messages.py define each template once (a second definition of a name silently replaces the first, as
+    once lost two templates), and is each one used by some module of graders/?"""
+    source = (GRADERS / "messages.py").read_text()
+    names = [target.id for node in ast.parse(source).body if isinstance(node, ast.Assign)
+             for target in node.targets if isinstance(target, ast.Name)]
+    assert sorted(name for name in set(names) if names.count(name) > 1) == []
+    elsewhere = "\n".join(path.read_text() for name, path in MODULES.items() if name != "graders.messages")
+    within = {name: source.count(name) for name in names}
+    unused = [name for name in names if name not in elsewhere and within[name] < 2]
+    assert unused == [], "templates no module uses"
