@@ -381,7 +381,6 @@ def check_fit(ctx: Context, setup: Setup, epochs: int, *, with_val: bool, shuffl
 
 
 LESSON = lesson.LESSON
-NOISE_FLOOR, BAR = lesson.NOISE_FLOOR, lesson.BAR
 END_TO_END_TIMEOUT = 60.0
 END_TO_END_MODULES = ("tensor", "optim", "data", "train")
 
@@ -416,9 +415,9 @@ def fit(ctx: Context) -> None:
     losses = answer.get("train_loss")
     if isinstance(losses, list) and all(isinstance(v, float) and np.isfinite(v) for v in losses):
         ctx.data["train_loss"] = losses  # the student's own claim: drawn on the scorecard, never graded
-    if not mse < BAR:
-        raise CheckFailed(msg.FIT_E2E_ABOVE_BAR.format(setup=text, mse=mse, bar=BAR, floor=NOISE_FLOOR, n=len(X),
-                                                       **msg.header(ctx.task)))
+    if not mse < lesson.BAR:
+        raise CheckFailed(msg.FIT_E2E_ABOVE_BAR.format(setup=text, mse=mse, bar=lesson.BAR, floor=lesson.NOISE_FLOOR,
+                                                       n=len(X), **msg.header(ctx.task)))
 
 
 # ----- 5.5 checkpoint and resume -----
