@@ -448,3 +448,13 @@ GRADESCOPE_NOT_GRADED = ("The autograder could not grade this submission: {why}\
 GRADESCOPE_CRASHED = ("The autograder itself failed ({error}). This is not your mistake: please tell your "
                       "instructor.")
 CLASSROOM_TEST_CODE = "autograd-lab grade exercises/ --tasks {task}"
+
+# ----- grading under pytest (graders.integrations.pytest_plugin): what it adds to pytest's output -----
+# (a task's own text is the judge's message, as the scorecard shows it)
+PYTEST_HEADER = ("autograd-lab: grading {submission} · examples: {examples} · isolation: {isolation} · "
+                 "no conftest.py loaded")
+PYTEST_TOTAL = "autograd-lab: {score:g}/{max_score:g} points ({tasks} task{s})"
+PYTEST_NOT_GRADED = "autograd-lab: {error}"
+PYTEST_INSIDE_SUBMISSION = ("--autograd-lab-submission {submission}: the {what} {path} lies inside the submission, "
+                            "whose files must never configure pytest: run pytest from a folder of yours, naming no "
+                            "path inside the submission")

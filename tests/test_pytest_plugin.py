@@ -19,7 +19,6 @@ import pytest
 
 from graders import messages as msg
 from graders import paths, pipeline
-from graders.integrations import pytest_plugin
 from graders.tasks import BY_ID, TASKS
 
 pytestmark = pytest.mark.xdist_group("pytest_plugin")
@@ -138,8 +137,8 @@ def test_each_tasks_result_and_the_total_equal_autograd_lab_grade(class_folder, 
             assert failure is None
         else:
             assert failure.text == test["output"]
-    total = pytest_plugin.TOTAL.format(score=graded.result["score"], max_score=graded.result["extra_data"]["max_score"],
-                                       tasks=2, s="s")
+    total = msg.PYTEST_TOTAL.format(score=graded.result["score"], max_score=graded.result["extra_data"]["max_score"],
+                                    tasks=2, s="s")
     assert total in result.stdout
 
 

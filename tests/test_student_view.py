@@ -6,6 +6,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +16,22 @@ from graders.tasks import TASKS
 EXERCISE_FILES = ("tests", "conftest.py", "pytest.ini")  # what the exercises folder adds to the student's modules
 CUDA_TASK = "6.2"  # skipped on machines without a GPU
 CONTRACT_TESTS = 5  # exercises/tests/test_contract.py: the rules the stubs keep already (4 files, float64)
+
+
+def lay_out_as_student(parent: Path, modules: dict[str, str]) -> Path:
+    """``parent/exercises``: the modules (file name -> text) beside the bundle's public tests, conftest.py and
+    pytest.ini, as a student's folder holds them; returns ``parent``."""
+    folder = Path(parent) / "exercises"
+    folder.mkdir(parents=True)
+    for name, text in modules.items():
+        (folder / name).write_text(text)
+    for name in EXERCISE_FILES:
+        source = paths.EXERCISES / name
+        if source.is_dir():
+            shutil.copytree(source, folder / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(source, folder / name)
+    return Path(parent)
 
 
 def run_pytest(cwd, *options: str) -> tuple[str, dict[str, int]]:
@@ -50,16 +67,7 @@ def test_on_the_stubs_every_test_fails_with_a_one_line_reason():
 @pytest.mark.slow
 def test_a_finished_submission_passes_every_test(tmp_path):
     """Laid out as a submission (the solutions in a folder named exercises/), does every test pass?"""
-    submission = tmp_path / "exercises"
-    submission.mkdir()
-    for module in paths.SOLUTIONS.glob("*.py"):
-        shutil.copy(module, submission / module.name)
-    for name in EXERCISE_FILES:
-        source = paths.EXERCISES / name
-        if source.is_dir():
-            shutil.copytree(source, submission / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy(source, submission / name)
+    lay_out_as_student(tmp_path, {module.name: module.read_text() for module in paths.SOLUTIONS.glob("*.py")})
     output, counts = run_pytest(tmp_path)
     assert counts.get("passed", 0) > 0 and set(counts) <= {"passed", "skipped"}, f"counts {counts}:\n{output}"
     assert counts.get("skipped", 0) <= 1, f"only Task {CUDA_TASK} may skip (no GPU): {counts}\n{output}"

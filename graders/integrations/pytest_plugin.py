@@ -26,17 +26,11 @@ from pathlib import Path
 
 import pytest
 
+from graders import messages as msg
 from graders.cli_options import ISOLATIONS
 from graders.tasks import GRADE_DEADLINE, GRADED_MODULES, TASKS, Task
 
 ROOT = "autograd-lab"  # the virtual collector above the modules: items are autograd-lab::tensor::1.4 backward of @
-# What this plugin adds to pytest's output; a task's own text is the judge's message, as the scorecard shows it.
-HEADER = "autograd-lab: grading {submission} · examples: {examples} · isolation: {isolation} · no conftest.py loaded"
-TOTAL = "autograd-lab: {score:g}/{max_score:g} points ({tasks} task{s})"
-NOT_GRADED = "autograd-lab: {error}"
-INSIDE_SUBMISSION = ("--autograd-lab-submission {submission}: the {what} {path} lies inside the submission, whose "
-                     "files must never configure pytest: run pytest from a folder of yours, naming no path inside "
-                     "the submission")
 # pytest-xdist's dist modes that keep a module's tasks on one worker (loadscope: the scope of
 # autograd-lab::tensor::1.4 is autograd-lab::tensor). There a worker grades all the selected tasks of a module at
 # once; under the others each item grades its own task alone, rather than every worker grading the whole module.
@@ -77,8 +71,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     places += [("path argument", here / arg.split("::")[0]) for arg in known.file_or_dir]
     for what, path in places:
         if _inside(Path(os.path.realpath(path)), submission):
-            raise pytest.UsageError(INSIDE_SUBMISSION.format(submission=known.autograd_lab_submission, what=what,
-                                                             path=path))
+            raise pytest.UsageError(msg.PYTEST_INSIDE_SUBMISSION.format(
+                submission=known.autograd_lab_submission, what=what, path=path))
     known.noconftest = True
 
 
@@ -111,7 +105,7 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     if GRADES not in config.stash:
         return None
     key = config.getoption("autograd_lab_key")
-    return HEADER.format(submission=config.getoption("autograd_lab_submission"),
+    return msg.PYTEST_HEADER.format(submission=config.getoption("autograd_lab_submission"),
                          examples="derandomized" if key is None else f"key {key}",
                          isolation=config.getoption("autograd_lab_isolation"))
 
@@ -195,7 +189,7 @@ class Grades:
                                                    isolation=self.isolation,
                                                    deadline=max(GRADE_DEADLINE - self.seconds, 0.0))
         except (SubmissionError, RuntimeError) as error:
-            self.failure = NOT_GRADED.format(error=error)
+            self.failure = msg.PYTEST_NOT_GRADED.format(error=error)
             return
         finally:
             self.seconds += time.monotonic() - start
@@ -210,7 +204,7 @@ class Grades:
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if self.totals:
-            terminalreporter.write_line(TOTAL.format(
+            terminalreporter.write_line(msg.PYTEST_TOTAL.format(
                 score=sum(score for score, _ in self.totals.values()),
                 max_score=sum(most for _, most in self.totals.values()),
                 tasks=len(self.totals), s="" if len(self.totals) == 1 else "s"))

@@ -39,6 +39,7 @@ from corpus import WRONG, make_submission  # noqa: E402
 
 from graders import paths  # noqa: E402
 from graders.course import build  # noqa: E402
+from graders.judge.processes import descendants  # noqa: E402
 
 ASSIGNMENT = "autograd_lab"
 
@@ -82,20 +83,7 @@ class TreeMemory:
     def _sample(self) -> None:
         page = os.sysconf("SC_PAGE_SIZE")
         while self.running:
-            parents = {}
-            for entry in os.listdir("/proc"):
-                if entry.isdigit():
-                    try:
-                        with open(f"/proc/{entry}/stat") as f:
-                            parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
-                    except (OSError, ValueError, IndexError):
-                        pass
-            tree, todo = {self.pid}, [self.pid]
-            while todo:
-                current = todo.pop()
-                children = [c for c, p in parents.items() if p == current]
-                tree.update(children)
-                todo += children
+            tree = {self.pid, *descendants(self.pid)}
             total = 0
             for pid in tree:
                 try:

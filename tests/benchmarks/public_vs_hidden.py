@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -30,7 +29,6 @@ sys.path.insert(0, str(REPO))
 
 from graders import paths  # noqa: E402
 
-PUBLIC = ("tests", "conftest.py", "pytest.ini")  # what the bundle's exercises/ adds to the student's modules
 FOOTER = "These tests are worked examples."
 
 # The student trial's mistakes that no test module holds as a patch of its own (file, find, replace, loses).
@@ -83,22 +81,14 @@ def mistakes() -> list[Mistake]:
 
 def lay_out(mistake: Mistake, parent: Path) -> Path:
     """``parent/exercises``: the solutions with the mistake's patches, beside the bundle's public tests."""
-    folder = parent / "exercises"
-    folder.mkdir(parents=True)
-    for module in paths.SOLUTIONS.glob("*.py"):
-        shutil.copy(module, folder / module.name)
-    text = (folder / mistake.file).read_text()
+    from tests.test_student_view import lay_out_as_student
+
+    modules = {path.name: path.read_text() for path in paths.SOLUTIONS.glob("*.py")}
+    text = modules[mistake.file]
     for find, replace in mistake.patches:
         assert text.count(find) == 1, f"{mistake.name}: {find!r} is not in {mistake.file} exactly once"
         text = text.replace(find, replace)
-    (folder / mistake.file).write_text(text)
-    for name in PUBLIC:
-        source = paths.EXERCISES / name
-        if source.is_dir():
-            shutil.copytree(source, folder / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy(source, folder / name)
-    return parent
+    return lay_out_as_student(parent, {**modules, mistake.file: text})
 
 
 def public_run(mistake: Mistake, python: str) -> tuple[str, str, float]:
