@@ -314,13 +314,9 @@ def test_fit_reads_its_checkpoint_without_pickle(tmp_path):
     path = tmp_path / "run.ckpt"
     small_run(1, checkpoint=path)
     with np.load(path, allow_pickle=False) as saved:
-        names = list(saved.files)
-    arrays = {}
-    for name in names:
-        arrays[name] = np.empty((), dtype=object)
-        arrays[name][()] = Tripwire()
-    with open(path, "wb") as f:
-        np.savez(f, **arrays)
+        tripwires = {key: np.array(Tripwire(), dtype=object) for key in saved.files}  # each a 0-d object array
+    with open(path, "wb") as checkpoint:
+        np.savez(checkpoint, **tripwires)
     TRIPPED.clear()
     try:
         small_run(1, checkpoint=path)
