@@ -309,3 +309,29 @@ def test_fit_torch_that_does_not_move_batches_loses_6_1(tmp_path):
     assert message == msg.TORCH_BATCH_NOT_MOVED.format(
         count=18, total=36, device="cpu", which="the inputs of batch 1 in pass 1 over the training loader",
         **head("6.1"))
+
+
+EMPTIES_ANSWERS = """
+
+import sys as _sys
+
+_worker = _sys.modules.get("worker.main")
+if _worker is not None:  # imported by the grader's worker: every later answer to this verb is empty
+    _worker.VERBS[{verb!r}] = lambda **request: {{}}
+"""
+
+
+@pytest.mark.slow
+def test_an_answer_emptied_by_the_submission_is_its_failure_not_a_grader_error(tmp_path):
+    """A submission that swaps the worker's handlers for train_epoch and the engine's graphs for ones answering {}
+    (from its second request on: the first is answered before the submission is imported): does each task fail
+    saying the answer came back incomplete, and neither read as the grader's own failure (which tells the student
+    it is not their mistake)?"""
+    folder = submission(tmp_path)
+    for file, verb in (("train.py", "train_epoch_watched"), ("tensor.py", "graph")):
+        with open(folder / file, "a") as f:
+            f.write(EMPTIES_ANSWERS.format(verb=verb))
+    by_id = results(folder, ("2.1", "5.1"))
+    assert {task: r.status for task, r in by_id.items()} == dict.fromkeys(("2.1", "5.1"), FAILED), \
+        "\n".join(r.message for r in by_id.values())
+    assert all("came back incomplete" in r.message for r in by_id.values()), [r.message for r in by_id.values()]

@@ -49,6 +49,19 @@ class Tolerance:
 TIGHT = Tolerance()
 
 
+class Answer(dict):
+    """A worker's answer. The worker runs student code, which can change what it answers: a field the answer
+    lacks is the submission's doing (CheckFailed, ``incomplete``), never a KeyError that reads as the grader's own
+    failure."""
+
+    def __init__(self, fields: dict, incomplete: str):
+        super().__init__(fields)
+        self.incomplete = incomplete
+
+    def __missing__(self, key):
+        raise CheckFailed(self.incomplete)
+
+
 @dataclass
 class Context:
     task: Task
@@ -82,7 +95,8 @@ class Context:
             raise CheckFailed(msg.lines(msg.DIED.format(**head), words and msg.LAST_WORDS.format(line=words),
                                         hint_line)) from None
         if "ok" in reply:
-            return reply["ok"]
+            answer = reply["ok"]
+            return Answer(answer, msg.ANSWER_INCOMPLETE.format(**head)) if isinstance(answer, dict) else answer
         raise self.student_error(reply["error"], doing, hint)
 
     def past_deadline(self):
