@@ -222,13 +222,13 @@ def test_the_development_page_gives_the_readmes_two_setup_commands():
 
 def test_ci_builds_the_docs_strictly_outside_the_clone():
     """Does .ci/run build the docs with `mkdocs build --strict` (never --quiet, which stops strict mode counting
-    warnings in mkdocs 1.6) into a folder outside the clone, right after the exercises' sync check?"""
+    warnings in mkdocs 1.6) into a folder outside the clone, removed after, right after the exercises' sync check?"""
     lines = [line for line in (REPO / ".ci" / "run").read_text().splitlines() if line and not line.startswith("#")]
     docs = [i for i, line in enumerate(lines) if "mkdocs build" in line]
     assert len(docs) == 1, f"one mkdocs build in .ci/run, found {len(docs)}"
     line = lines[docs[0]]
     assert "--strict" in line and "--quiet" not in line and " -q" not in line
-    assert '--site-dir "$(mktemp -d)"' in line
+    assert line.startswith("site=$(mktemp -d) && ") and '--site-dir "$site"' in line and line.endswith('rm -rf "$site"')
     assert lines[docs[0] - 1] == "autograd-lab build-exercises --check"
 
 
