@@ -236,33 +236,35 @@ def graded(tmp_path_factory, request) -> Graded:
     # (pytest's temporary folders are 0700).
     root = Path(tempfile.mkdtemp(prefix="agl-nbgrader-"))
     os.chmod(root, 0o755)
-    env = jupyter_env(root)
-    if request.param == "no-bubblewrap":
-        env["PATH"] = str(Path(sys.executable).parent)
-    result = Graded(root / "course")
-    nbgrader_course.build_course(result.course, ASSIGNMENT)
-    nbgrader(result.course, env, "generate_assignment", ASSIGNMENT)
-    released = result.course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-    for student in STUDENTS:
-        folder = result.submitted(student)
-        folder.mkdir(parents=True)
-        (folder / released.name).write_bytes(released.read_bytes())
-        for name, text in submission_files(student).items():
-            (folder / name).write_text(text)
-    tamper(result.submitted("bob") / released.name)
-    forge(result.submitted("mallory") / released.name)
+    try:  # the folder holds a copy of the reference that any user may read: never left behind
+        env = jupyter_env(root)
+        if request.param == "no-bubblewrap":
+            env["PATH"] = str(Path(sys.executable).parent)
+        result = Graded(root / "course")
+        nbgrader_course.build_course(result.course, ASSIGNMENT)
+        nbgrader(result.course, env, "generate_assignment", ASSIGNMENT)
+        released = result.course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        for student in STUDENTS:
+            folder = result.submitted(student)
+            folder.mkdir(parents=True)
+            (folder / released.name).write_bytes(released.read_bytes())
+            for name, text in submission_files(student).items():
+                (folder / name).write_text(text)
+        tamper(result.submitted("bob") / released.name)
+        forge(result.submitted("mallory") / released.name)
 
-    for student in STUDENTS:
-        if student == "mallory":
-            result.alice_cells_before_mallory = gradebook_cells(result.course, "alice")
-            result.alice_files_before_mallory = tree_hash(result.course / "autograded" / "alice")
-        result.autograde_seconds[student] = nbgrader(result.course, env, "autograde", ASSIGNMENT,
-                                                     "--student", student)
-        result.cli[student], result.cli_seconds[student] = cli_grade(result.submitted(student), root / student)
-    nbgrader(result.course, env, "generate_feedback", ASSIGNMENT)
-    nbgrader(result.course, env, "export", "--to", "grades.csv")
-    yield result
-    shutil.rmtree(root, ignore_errors=True)
+        for student in STUDENTS:
+            if student == "mallory":
+                result.alice_cells_before_mallory = gradebook_cells(result.course, "alice")
+                result.alice_files_before_mallory = tree_hash(result.course / "autograded" / "alice")
+            result.autograde_seconds[student] = nbgrader(result.course, env, "autograde", ASSIGNMENT,
+                                                         "--student", student)
+            result.cli[student], result.cli_seconds[student] = cli_grade(result.submitted(student), root / student)
+        nbgrader(result.course, env, "generate_feedback", ASSIGNMENT)
+        nbgrader(result.course, env, "export", "--to", "grades.csv")
+        yield result
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def gradebook_cells(course: Path, student: str) -> dict[str, tuple[float, float]]:
