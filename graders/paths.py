@@ -8,6 +8,7 @@ package's own tests read it, and nothing that grades does.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -30,3 +31,13 @@ def in_checkout() -> bool:
 def given_modules() -> dict[str, str]:
     """File name to text of the given modules: what the student starts from, stubs included."""
     return {f"{name}.py": (GIVEN / f"{name}.py").read_text() for name in sorted(GIVEN_MODULES)}
+
+
+def graders_fingerprint() -> str:
+    """sha256 of the graders' source and the given code: a fixed grader bug means a regrade, and fresh draws."""
+    digest = hashlib.sha256()
+    files = sorted({*HERE.rglob("*.py"), *(GIVEN / name for name in given_modules())})
+    for path in files:
+        if "__pycache__" not in path.parts:
+            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()

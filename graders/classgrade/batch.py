@@ -23,13 +23,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graders import __version__, paths
+from graders import __version__
 from graders import messages as msg
 from graders.classgrade import gradebook
 from graders.classgrade.gradebook import Record
 from graders.classgrade.pool import DEFAULT_TIMEOUT, run_pool
 from graders.classgrade.progress import Progress
 from graders.judge import intake, sandbox
+from graders.paths import graders_fingerprint
 from graders.results import pictures
 from graders.tasks import BY_ID
 
@@ -49,17 +50,6 @@ class Settings:
         text = json.dumps({"key": self.key, "tasks": self.tasks, "isolation": self.isolation,
                            "version": __version__, "graders": graders_fingerprint()}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
-
-
-def graders_fingerprint() -> str:
-    """sha256 of the graders' source and the given code: a fixed grader bug means a regrade."""
-
-    digest = hashlib.sha256()
-    files = sorted({*paths.HERE.rglob("*.py"), *(paths.GIVEN / name for name in paths.given_modules())})
-    for path in files:
-        if "__pycache__" not in path.parts:
-            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
 
 
 def parse_shard(text: str) -> tuple[int, int]:

@@ -76,6 +76,7 @@ def run_task(task: Task, check, worker: Worker, lay: layout.Layout, key: int | N
     if deadline is not None:
         ctx.deadline, ctx.deadline_seconds = deadline
     start = time.perf_counter()
+    ctx.begin()
     try:
         if ctx.deadline is not None and time.monotonic() >= ctx.deadline:
             ctx.past_deadline()
@@ -91,6 +92,8 @@ def run_task(task: Task, check, worker: Worker, lay: layout.Layout, key: int | N
     except Exception as error:  # noqa: BLE001 - a bug of ours must not hide the other tasks
         status, score = ERROR, 0.0
         text = messages.GRADER_ERROR.format(task=task.id, title=task.title, error=f"{type(error).__name__}: {error}")
+    finally:
+        ctx.end()
     return TaskResult(task, status, score, text, time.perf_counter() - start, ctx.examples, ctx.data)
 
 

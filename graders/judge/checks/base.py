@@ -8,20 +8,26 @@ rung of its ladder that fails.
 from __future__ import annotations
 
 import contextlib
+import copy
 import re
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from graders import messages as msg
-from graders.judge.worker_process import Worker, WorkerDied, WorkerTimedOut
+from graders.judge import examples_cache
+from graders.judge.worker_process import Worker, WorkerDied, WorkerTimedOut, group_of
 from graders.tasks import Task
 
 STUB_MESSAGE = re.compile(r"^Task (\d\.\d)\b")
 STUB_PART = re.compile(r"Task (\d\.\d): ([^;]+)")
 DEFAULT_TIMEOUT = 10.0
+BATCH_SIZE = 50  # requests per round trip when a forall asks its draws' requests at once
+BATCH_SECONDS_PER_REQUEST = 0.25  # a batch's timeout: the longest request's, and this much for each
+MAX_EXPECTED_PER_DRAW = 16  # a bound on what one forall keeps, should a check name an input it should not
 
 
 class NotAttempted(Exception):
@@ -73,19 +79,27 @@ class Context:
     data: dict = field(default_factory=dict)  # what a task measured beyond pass/fail, for the scorecard
     deadline: float | None = None  # time.monotonic() at which the whole grade stops (grade's deadline)
     deadline_seconds: float = 0.0
+    foralls: int = 0  # the forall calls so far, which names each one's kept draws
+    kept: examples_cache.Kept | None = None  # where expected() keeps values: the running forall's, or the task's
+    _outside_at: Path | None = None
+    _planned: list | None = None  # while a forall plans its batch: where ask() records requests
+    _prefetched: dict = field(default_factory=dict)  # the batch's replies, by the digest of their request
 
     # ----- asking the worker -----
     def ask(self, verb: str, doing: str, *, timeout: float = DEFAULT_TIMEOUT, hint: str | None = None,
             measure_cpu: bool = False, **args):
         """The worker's answer to one request, or CheckFailed/NotAttempted in the student's terms."""
+        if self._planned is not None:
+            raise _Planned(verb, args, timeout, measure_cpu)
         head = msg.header(self.task, doing=doing)
         hint_line = msg.HINT.format(hint=hint) if hint else ""
         left = None if self.deadline is None else self.deadline - time.monotonic()
         if left is not None and left <= 0:
             self.past_deadline()
+        reply = self._prefetched_reply(verb, args) if self._prefetched and not measure_cpu else None
         try:
-            reply = self.worker.request(verb, args, timeout if left is None else min(timeout, left),
-                                        measure_cpu=measure_cpu)
+            reply = reply or self.worker.request(verb, args, timeout if left is None else min(timeout, left),
+                                                 measure_cpu=measure_cpu)
         except WorkerTimedOut:
             if left is not None and left < timeout:
                 self.past_deadline()
@@ -204,9 +218,122 @@ class Context:
     def forall(self, strategy, test, *, examples: int) -> None:
         """Run ``test(value)`` over ``examples`` drawn values, derandomized (or seeded by the key).
 
+        The values depend on the key alone, so they are drawn once and kept (``examples_cache``): a later grade
+        with the same key replays them in the order Hypothesis drew them. Only when one fails does Hypothesis
+        run the search itself, from the start, to shrink the failure to its simplest example: the message and
+        the count of examples are the same as when nothing is kept.
+
         A dead or hung worker stops the search at once: later examples fail
         fast with the same message instead of restarting it again and again.
         """
+        self.foralls += 1
+        kept_at = examples_cache.entry(self.task.id, self.foralls, strategy, examples, self.key)
+        before = self.examples
+        kept = examples_cache.load(kept_at)
+        if kept is None:
+            kept = examples_cache.Kept([])
+            with _no_local_constants():
+                self._run(strategy, self._body(lambda value: kept.draws.append(copy.deepcopy(value))), examples)
+            self.examples = before
+        outside, self.kept = self.kept, kept
+        try:
+            self._prefetch(test, kept.draws)
+            for value in kept.draws:
+                self.examples += 1
+                try:
+                    test(value)
+                except CheckFailed:
+                    if self.worker.process is None:  # the worker was stopped: died or timed out
+                        raise
+                    break
+                except Exception:  # noqa: BLE001 - NotAttempted, Skip, a bug: the search below says which
+                    break
+            else:
+                return
+        finally:
+            self.kept, self._prefetched = outside, {}
+            examples_cache.save(kept_at, kept)
+        self.examples = before
+        outside, self.kept = self.kept, None  # what the search draws to shrink is never kept
+        try:
+            with _no_local_constants():
+                self._run(strategy, self._body(test), examples)
+        finally:
+            self.kept = outside
+
+    def _prefetch(self, test, draws: list) -> None:
+        """Ask the worker the first request of every draw's test at once, a batch of BATCH_SIZE per round trip
+        instead of one each: each test runs up to its first ``ask``, which records the request (``_Planned``)
+        instead of sending it. The tests then run with the replies at hand. A batch the worker cannot answer
+        whole is dropped, and its requests are asked one at a time as the tests come to them."""
+        planned: list[_Planned] = []
+        self._planned = planned
+        try:
+            for value in draws:
+                try:
+                    test(value)
+                except _Planned as request:
+                    if not request.measure_cpu:
+                        planned.append(request)
+                except Exception:  # noqa: BLE001 - the test fails the same way when it runs for real
+                    pass
+        finally:
+            self._planned = None
+        groups: dict[tuple, list[_Planned]] = {}
+        for request in planned:
+            groups.setdefault(group_of(request.verb, request.fields), []).append(request)
+        for requests in groups.values():
+            for start in range(0, len(requests), BATCH_SIZE):
+                self._ask_batch(requests[start:start + BATCH_SIZE])
+
+    def _ask_batch(self, requests: list[_Planned]) -> None:
+        left = None if self.deadline is None else self.deadline - time.monotonic()
+        timeout = max(r.timeout for r in requests) + BATCH_SECONDS_PER_REQUEST * len(requests)
+        if left is not None:
+            if left <= 0:
+                return
+            timeout = min(timeout, left)
+        replies = self.worker.request_batch([(r.verb, r.fields) for r in requests], timeout)
+        for request, reply in zip(requests, replies or ()):
+            self._prefetched.setdefault(request.digest, []).append(reply)
+
+    def _prefetched_reply(self, verb: str, args: dict) -> dict | None:
+        """The reply the last batch holds for this very request (by value), if any: each is used once."""
+        try:
+            waiting = self._prefetched.get(examples_cache.digest(verb, args))
+        except TypeError:
+            return None
+        return waiting.pop(0) if waiting else None
+
+    def expected(self, name: str, compute, *inputs, **options):
+        """``compute(*inputs, **options)``: an expected value, which depends on what it is given alone (drawn or
+        fixed values, never a worker's answer) and on what ``name`` names. It is kept with the draws, so a later
+        grade with the same key reads it instead of computing it again with torch."""
+        kept = self.kept
+        if kept is None:
+            return compute(*inputs, **options)
+        key = examples_cache.digest(name, (inputs, options))
+        if key not in kept.expected:
+            if len(kept.expected) >= MAX_EXPECTED_PER_DRAW * max(1, len(kept.draws)):
+                return compute(*inputs, **options)
+            value = compute(*inputs, **options)
+            examples_cache.read_only(value)
+            kept.expected[key] = value
+        return kept.expected[key]
+
+    def begin(self) -> None:
+        """Read what is kept of this task's expected values outside any forall (``end`` keeps them)."""
+        self._outside_at = examples_cache.entry(self.task.id, 0, None, 0, self.key)
+        self.kept = examples_cache.load(self._outside_at) or examples_cache.Kept([])
+
+    def end(self) -> None:
+        if self.kept is not None:
+            examples_cache.save(self._outside_at, self.kept)
+            self.kept = None
+
+    def _body(self, test):
+        """What Hypothesis calls with each value. Drawing and searching call the same code: derandomized,
+        Hypothesis seeds its draws from the source of the function it calls."""
         broken: list[CheckFailed] = []
 
         def body(value):
@@ -220,8 +347,7 @@ class Context:
                     broken.append(failure)
                 raise
 
-        with _no_local_constants():
-            self._run(strategy, body, examples)
+        return body
 
     def _run(self, strategy, body, examples: int) -> None:
         options = settings(max_examples=examples, derandomize=self.key is None, database=None, deadline=None,
@@ -231,6 +357,18 @@ class Context:
         if self.key is not None:
             run = seed(self.key)(run)
         run()
+
+
+class _Planned(Exception):  # noqa: N818 - not an error: a request recorded instead of sent
+    """Raised by ``ask`` while a forall plans its batch, to record the request instead of sending it."""
+
+    def __init__(self, verb: str, args: dict, timeout: float, measure_cpu: bool):
+        super().__init__(verb)
+        self.verb, self.fields, self.timeout, self.measure_cpu = verb, args, timeout, measure_cpu
+        try:
+            self.digest = examples_cache.digest(verb, args)
+        except TypeError:  # not a request a batch can match
+            self.measure_cpu = True
 
 
 @contextlib.contextmanager

@@ -92,7 +92,7 @@ def check_graph(ctx: Context, nodes, seed, *, builds: int = 1, doing: str = "", 
     doing = doing or f"calling backward() on a graph of {len(nodes)} nodes"
     answer = ctx.ask("graph", doing, timeout=timeout, package="sub_tensor", nodes=nodes, root=root,
                      seed=seed, builds=builds)
-    expected = expected_grads(nodes, seed, builds)
+    expected = ctx.expected("torch.autograd on the graph", expected_grads, nodes, seed, builds)
     for index, (claim, want) in enumerate(zip(answer["grads"], expected)):
         what = f"grad of leaf x{index}"
         if want is None:

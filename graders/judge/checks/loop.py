@@ -121,6 +121,12 @@ def reference_epoch(setup: Setup, *, zero_grad: str = "each", scale_loss: float 
     return loss, run.weights()
 
 
+def reference_evaluate(setup: Setup) -> tuple[float, float]:
+    """The expected evaluate's mean loss, and the one with the loss's arguments swapped (a known mistake)."""
+    run = setup.run()
+    return run.evaluate(setup.split(), setup.loss), run.evaluate(setup.split(), setup.loss, swapped=True)
+
+
 def known_mistake(yours: list[np.ndarray], mistakes) -> str | None:
     """The hint of the first known mistake whose parameters ``yours`` match, else None."""
     with np.errstate(all="ignore"):  # a wrong run may blow up; it then matches nothing
@@ -212,7 +218,7 @@ def check_epoch(ctx: Context, setup: Setup, *, full: bool = True) -> None:
         check_modes(ctx, answer["forwards"], (True, True), "train_epoch", (msg.HINT_TRAIN_MODE, msg.HINT_TRAIN_GRAD))
     check_steps(ctx, answer["steps"], setup)
 
-    expected_loss, expected = reference_epoch(setup, **setup.options)
+    expected_loss, expected = ctx.expected("torch's epoch", reference_epoch, setup, **setup.options)
     k = setup.options.get("accumulate", 1)
     mistakes = [(msg.HINT_NO_ZERO_GRAD, lambda: reference_epoch(setup, zero_grad="never", **setup.options)[1]),
                 (msg.HINT_STALE_GRAD, lambda: reference_epoch(setup, zero_grad="late", **setup.options)[1])]
@@ -251,9 +257,7 @@ def evaluate(ctx: Context) -> None:
 
 
 def check_evaluate(ctx: Context, setup: Setup, starts: tuple[bool, ...]) -> None:
-    run = setup.run()
-    expected = run.evaluate(setup.split(), setup.loss)
-    swapped = run.evaluate(setup.split(), setup.loss, swapped=True)
+    expected, swapped = ctx.expected("torch's evaluate", reference_evaluate, setup)
     inputs = setup.lines()
     for start in starts:
         mode = "training" if start else "eval"
@@ -304,7 +308,7 @@ def clip_mistake(grads, yours, max_norm, total) -> str | None:
 def check_clip(ctx: Context, grads: list, max_norm: float) -> None:
     answer = ctx.ask("clip", f"calling clip_grad_norm(params, max_norm={max_norm!r})", package=PACKAGE,
                      grads=grads, max_norm=max_norm)
-    total, expected = torch_clip(grads, max_norm)
+    total, expected = ctx.expected("torch's clip_grad_norm_", torch_clip, grads, max_norm)
     inputs = [msg.CLIP_INPUTS.format(grads=", ".join("None" if g is None else msg.array_text(g) for g in grads),
                                      max_norm=max_norm)]
     yours_total = ctx.number(answer["total"], "the norm clip_grad_norm returned", how="float(total)")

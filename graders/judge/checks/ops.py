@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import torch
@@ -173,7 +174,8 @@ def _encode(operands, kwargs):
 
 def check_case(ctx: Context, case: OpCase, operands, kwargs, upstream, *, witness=False) -> None:
     """One rung of values: the student's rule at these inputs against torch.autograd."""
-    out, expected = reference.expected_vjp(case.torch, operands, kwargs, upstream, with_finite_differences=witness)
+    out, expected = ctx.expected(f"vjp of {case.task} {case.text}", partial(reference.expected_vjp, case.torch),
+                                 operands, kwargs, upstream, with_finite_differences=witness)
     wire, wire_kwargs = _encode(operands, kwargs)
     text = f"{case.text} with {_kwargs_text(kwargs)}" if kwargs else case.text
     try:
@@ -214,19 +216,25 @@ def check_ops(ctx: Context, cases, examples: int = EXAMPLES_PER_OP) -> None:
     """The ladder for each op of a task: the friendly point, the cost on a large input, then Hypothesis's inputs."""
     for case in cases:
         operands, kwargs = case.fixed
-        out_shape = np.shape(reference.vjp(case.torch, operands, kwargs)[0])
+        out_shape = output_shape(ctx, case, operands, kwargs)
         check_case(ctx, case, operands, kwargs, _upstream(out_shape, 0), witness=True)
     wrong_when_timed = check_cost(ctx)  # before the many drawn examples, so a rule in disguise fails fast
 
     for case in cases:
         def one(drawn, case=case):
             (operands, kwargs), g_seed = drawn
-            out_shape = np.shape(reference.vjp(case.torch, operands, kwargs)[0])
+            out_shape = output_shape(ctx, case, operands, kwargs)
             check_case(ctx, case, operands, kwargs, _upstream(out_shape, g_seed))
 
         ctx.forall(st.tuples(case.operands, st.integers(0, 2**16)), one, examples=examples)
     if wrong_when_timed is not None:  # right on every drawn input, wrong only on the large one that was timed
         raise wrong_when_timed
+
+
+def output_shape(ctx: Context, case: OpCase, operands, kwargs) -> tuple[int, ...]:
+    return ctx.expected(f"shape of {case.task} {case.text}",
+                        lambda operands, kwargs: np.shape(reference.vjp(case.torch, operands, kwargs)[0]),
+                        operands, kwargs)
 
 
 def cases_of(task_id: str) -> list[OpCase]:
@@ -237,7 +245,7 @@ def unbroadcast(ctx: Context) -> None:
     def one(drawn):
         (grad_shape, target), g_seed = drawn
         grad = _upstream(grad_shape, g_seed)
-        expected = torch.from_numpy(grad).sum_to_size(target).numpy() if target else np.asarray(grad.sum())
+        expected = ctx.expected("unbroadcast", _unbroadcast_expected, grad, target)
         claim = ctx.ask("unbroadcast", f"calling unbroadcast(grad of shape {grad_shape}, {target})",
                         package="sub_tensor", grad=grad, shape=list(target))
         yours = ctx.array(claim, target, f"unbroadcast(grad of shape {grad_shape}, {target})")
@@ -251,6 +259,10 @@ def unbroadcast(ctx: Context) -> None:
     ctx.forall(st.tuples(s.broadcast_targets(), st.integers(0, 2**16)), one, examples=100)
     if wrong_when_timed is not None:  # as check_ops: the drawn inputs' plainer message first
         raise wrong_when_timed
+
+
+def _unbroadcast_expected(grad: np.ndarray, target: tuple) -> np.ndarray:
+    return torch.from_numpy(grad).sum_to_size(target).numpy() if target else np.asarray(grad.sum())
 
 
 UNBROADCAST_COST = {"ratio": 50.0, "slack": 0.5}  # times numpy's own sum over the first axis, plus seconds
@@ -360,7 +372,7 @@ def check_cost(ctx: Context) -> CheckFailed | None:
     cost = COSTS[ctx.task.id]
     case, kwargs = CASES_BY_OP[cost.op], _tuples(cost.kwargs)
     sets = cost_operands(ctx, cost)
-    upstreams = [np.ones(np.shape(reference.vjp(case.torch, operands, kwargs)[0])) for operands in sets]
+    upstreams = [np.ones(output_shape(ctx, case, operands, kwargs)) for operands in sets]
     wire = [{"operands": _encode(operands, cost.kwargs)[0], "upstream": g} for operands, g in zip(sets, upstreams)]
     args = dict(package="sub_tensor", op=cost.op, sets=wire, kwargs=_encode([], cost.kwargs)[1], repeat=COST_REPEAT,
                 isolate_unbroadcast="unbroadcast" in ctx.task.asks_judge)
@@ -372,7 +384,8 @@ def check_cost(ctx: Context) -> CheckFailed | None:
         if not isinstance(answers, list) or len(answers) != len(sets) or not all(isinstance(a, dict) for a in answers):
             ctx.fail(f"the answers of the backward rule of {cost.text}", "something else", f"{len(sets)} answers")
         for operands, upstream, answer in zip(sets, upstreams, answers):
-            _, expected = reference.expected_vjp(case.torch, operands, kwargs, upstream)
+            _, expected = ctx.expected(f"vjp of {case.task} {case.text}", partial(reference.expected_vjp, case.torch),
+                                       operands, kwargs, upstream, with_finite_differences=False)
             check_answer(ctx, case, operands, kwargs, upstream, answer, expected)
 
     return timed_rung(ctx, "op_cost", args, baseline=f"timing the forward of {cost.text}",

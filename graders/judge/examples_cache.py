@@ -1,0 +1,198 @@
+"""The drawn examples of every property check, kept once per key: the inputs never depend on the student.
+
+A check's ``forall`` draws its examples with Hypothesis, derandomized or seeded by the key, so the same key
+always draws the same examples in the same order. Drawing them is most of a grade's time, and every
+submission graded with the key would pay for it again. This cache keeps them, one file per call of
+``forall``, under a folder named by everything the draw depends on: the graders' source, the given code and
+the versions of Python, numpy and Hypothesis. A change of any of them starts a fresh folder.
+
+What is cached is only what Hypothesis drew (arrays, numbers, shapes, the checks' own small setups), never a
+submission's answer. A file is read back with an unpickler that builds nothing but those types, so a file
+changed by someone else cannot run code in the judge; a file that will not load is drawn again.
+
+The folder is private to the instructor (0700) and never mounted into a worker's sandbox. Set
+``AUTOGRAD_LAB_CACHE`` to another folder, or to ``off`` to draw anew each time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import json
+import os
+import pickle
+import platform
+import re
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import hypothesis
+import numpy as np
+
+from graders import __version__, files, paths
+
+CACHE_ENV = "AUTOGRAD_LAB_CACHE"
+STALE_DAYS = 30  # what another version of the graders kept is removed after this long unwritten
+OFF = ("off", "0", "none", "no")
+# What a cached draw may hold: numpy's arrays and scalars, and the checks' own setups (dataclasses of numbers).
+_ALLOWED = {
+    ("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "_reconstruct"),
+    ("numpy._core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "scalar"),
+    ("numpy._core.multiarray", "scalar"), ("numpy.core.numeric", "_frombuffer"),
+    ("numpy._core.numeric", "_frombuffer"), ("builtins", "slice"), ("builtins", "complex"),
+}
+_ALLOWED_MODULES = re.compile(r"^graders\.judge\.checks\.[a-z_]+$")
+_ADDRESS = re.compile(r" at 0x[0-9a-f]+")
+
+
+def folder() -> Path | None:
+    """Where the draws are kept, or None when the cache is off."""
+    chosen = os.environ.get(CACHE_ENV, "").strip()
+    if chosen.lower() in OFF:
+        return None
+    if chosen:
+        return Path(chosen).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "autograd-lab" / "examples"
+
+
+_FINGERPRINT: list[str] = []
+
+
+def fingerprint() -> str:
+    """What every draw depends on besides the key, as one digest (computed once per process)."""
+    if not _FINGERPRINT:
+        text = json.dumps({"autograd-lab": __version__, "graders": paths.graders_fingerprint(),
+                           "python": platform.python_version(), "numpy": np.__version__,
+                           "hypothesis": hypothesis.__version__}, sort_keys=True)
+        _FINGERPRINT.append(hashlib.sha256(text.encode()).hexdigest()[:24])
+    return _FINGERPRINT[0]
+
+
+def entry(task: str, index: int, strategy, examples: int, key: int | None) -> Path | None:
+    """The file of the ``index``-th ``forall`` of ``task`` (0: the task's values outside any forall), or None
+    when the cache is off."""
+    root = folder()
+    if root is None:
+        return None
+    described = _ADDRESS.sub("", repr(strategy))
+    named = hashlib.sha256(f"{task}|{index}|{examples}|{described}".encode()).hexdigest()[:24]
+    seeded = "derandomized" if key is None else f"key-{key}"
+    return root / fingerprint() / seeded / f"{task}-{index}-{named}.pickle"
+
+
+@dataclass
+class Kept:
+    """One forall's draws, in the order Hypothesis drew them, and the expected values computed from them
+    (``Context.expected``), by a digest of what each depends on."""
+
+    draws: list
+    expected: dict = field(default_factory=dict)
+    stored: int = -1  # how many expected values the file holds (-1: no file yet)
+
+    @property
+    def changed(self) -> bool:
+        return self.stored != len(self.expected)
+
+
+def load(path: Path | None) -> Kept | None:
+    """What is kept at ``path``, or None (nothing kept, unreadable, or not what a draw holds)."""
+    if path is None:
+        return None
+    try:
+        data = path.read_bytes()
+        draws, expected = _Draws(io.BytesIO(data)).load()
+    except Exception:  # noqa: BLE001 - a file that will not load is drawn again
+        return None
+    if not isinstance(draws, list) or not isinstance(expected, dict):
+        return None
+    for value in expected.values():
+        read_only(value)
+    return Kept(draws, expected, len(expected))
+
+
+def save(path: Path | None, kept: Kept) -> None:
+    """Keep ``kept`` at ``path``; a folder that cannot be written only means drawing again next time."""
+    if path is None or not kept.changed:
+        return
+    try:
+        private = folder() / fingerprint()
+        private.parent.mkdir(parents=True, exist_ok=True)
+        if not private.exists():
+            _prune(private.parent)
+        private.mkdir(mode=0o700, exist_ok=True)
+        private.chmod(0o700)  # whatever the umask: the draws are the instructor's
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        files.atomic_write(path, pickle.dumps((kept.draws, kept.expected), protocol=pickle.HIGHEST_PROTOCOL))
+        kept.stored = len(kept.expected)
+    except (OSError, pickle.PicklingError, ValueError, TypeError, AttributeError):
+        pass
+
+
+def _prune(root: Path) -> None:
+    """Remove what other versions of the graders kept and nobody has written for STALE_DAYS days."""
+    stale = time.time() - STALE_DAYS * 86400
+    for other in root.iterdir():
+        try:
+            if re.fullmatch(r"[0-9a-f]{24}", other.name) and other.is_dir() and other.stat().st_mtime < stale:
+                shutil.rmtree(other, ignore_errors=True)
+        except OSError:
+            pass
+
+
+def digest(name: str, inputs) -> str:
+    """The key of an expected value: its name and what it depends on, by value (not by which objects hold it)."""
+    hasher = hashlib.sha256(name.encode())
+    _feed(hasher, inputs)
+    return hasher.hexdigest()
+
+
+def _feed(hasher, value) -> None:
+    if isinstance(value, np.ndarray):
+        hasher.update(f"a{value.dtype.str}{value.shape}".encode())
+        hasher.update(value.tobytes())
+    elif isinstance(value, (list, tuple)):
+        hasher.update(f"{type(value).__name__}{len(value)}(".encode())
+        for item in value:
+            _feed(hasher, item)
+        hasher.update(b")")
+    elif isinstance(value, dict):
+        hasher.update(f"d{len(value)}(".encode())
+        for key in sorted(value, key=repr):
+            _feed(hasher, key)
+            _feed(hasher, value[key])
+        hasher.update(b")")
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        hasher.update(f"{type(value).__qualname__}(".encode())
+        _feed(hasher, {f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
+        hasher.update(b")")
+    elif value is None or isinstance(value, (bool, int, float, str, np.generic)):
+        hasher.update(f"{type(value).__name__}:{value!r};".encode())
+    else:
+        raise TypeError(f"an expected value cannot depend on a {type(value).__name__}")
+
+
+def read_only(value) -> None:
+    """Arrays kept for every grade must never be changed by one: numpy refuses writes to them."""
+    if isinstance(value, np.ndarray):
+        value.setflags(write=False)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            read_only(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            read_only(item)
+
+
+class _Draws(pickle.Unpickler):
+    """Builds only numpy's arrays and the checks' dataclasses: a cache file is data, never code."""
+
+    def find_class(self, module: str, name: str):
+        if (module, name) in _ALLOWED or (_ALLOWED_MODULES.match(module) and not name.startswith("_")):
+            found = super().find_class(module, name)
+            if (module, name) in _ALLOWED or isinstance(found, type):
+                return found
+        raise pickle.UnpicklingError(f"a cached draw may not hold {module}.{name}")

@@ -1,0 +1,140 @@
+"""The kept draws (graders.judge.examples_cache): a grade that reads them is the grade that drew them, byte for byte,
+for right and wrong submissions alike; what is kept is private, and a kept file is read as data, never as code."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import stat
+from pathlib import Path
+
+import pytest
+from corpus import BY_NAME, make_submission
+
+from graders.cli import main
+from graders.judge import examples_cache
+from graders.judge.checks import base
+from graders.judge.grade import grade
+from graders.paths import SOLUTIONS
+
+# One task of each kind of check: an op with its cost rung, the engine, an optimizer, the loader, the loop.
+SOME = ("1.1", "1.3", "2.1", "3.2", "4.2", "5.1")
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> Path:
+    """A cache of this test's own, empty."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv(examples_cache.CACHE_ENV, str(folder))
+    return folder
+
+
+def results(submission: Path, out: Path, tasks=SOME) -> bytes:
+    assert main(["grade", str(submission), "--tasks", ",".join(tasks), "--results", str(out)]) == 0
+    return out.read_bytes()
+
+
+def test_a_warm_grade_writes_the_results_of_a_cold_one_byte_for_byte(cache, tmp_path, monkeypatch):
+    """The reference, graded with the cache off, cold (drawing and keeping) and warm (reading what was kept)."""
+    monkeypatch.setenv(examples_cache.CACHE_ENV, "off")
+    without = results(SOLUTIONS, tmp_path / "off.json")
+    monkeypatch.setenv(examples_cache.CACHE_ENV, str(cache))
+    cold = results(SOLUTIONS, tmp_path / "cold.json")
+    assert any(cache.rglob("*.pickle"))
+    warm = results(SOLUTIONS, tmp_path / "warm.json")
+    assert without == cold == warm
+
+
+@pytest.mark.parametrize("name", ["add_without_unbroadcast", "matmul_grads_swapped", "engine_breadth_first"])
+def test_a_wrong_submission_gets_the_same_message_cold_and_warm(name, cache, tmp_path, monkeypatch):
+    """A failure found among the kept draws is searched again by Hypothesis, so the shrunk example, the message
+    and the count of examples are those of a grade that keeps nothing."""
+    entry = BY_NAME[name]
+    wrong = make_submission(tmp_path, name, [entry])
+    tasks = entry.graded_tasks
+    monkeypatch.setenv(examples_cache.CACHE_ENV, "off")
+    without = results(wrong, tmp_path / "off.json", tasks)
+    monkeypatch.setenv(examples_cache.CACHE_ENV, str(cache))
+    results(SOLUTIONS, tmp_path / "reference.json", tasks)  # the reference fills the cache first
+    warm = results(wrong, tmp_path / "warm.json", tasks)
+    assert warm == without
+    assert b'"status": "failed"' in warm
+
+
+def test_a_warm_grade_draws_nothing_and_batches_its_requests(cache, monkeypatch):
+    """Warm, Hypothesis never runs for a right submission, and the worker answers the draws in batches: far
+    fewer round trips than examples."""
+    grade(SOLUTIONS, task_ids=SOME)
+    searches, requests = [], []
+    run, request = base.Context._run, base.Worker.request
+    monkeypatch.setattr(base.Context, "_run", lambda *a, **k: searches.append(1) or run(*a, **k))
+    monkeypatch.setattr(base.Worker, "request", lambda *a, **k: requests.append(1) or request(*a, **k))
+    report = grade(SOLUTIONS, task_ids=SOME)
+    assert report.score == report.max_score
+    assert searches == []
+    assert report.examples >= 300 and len(requests) < report.examples / 5
+
+
+def test_the_kept_draws_are_private_to_the_instructor(cache):
+    grade(SOLUTIONS, task_ids=("1.1",))
+    for folder in [path for path in cache.rglob("*") if path.is_dir()][:2]:
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+
+
+def test_a_kept_file_that_holds_code_is_drawn_again_never_run(cache, tmp_path):
+    """A file changed to hold a pickle that would run a command is refused by the unpickler, drawn anew and
+    rewritten: the payload never runs, and the grade is the same."""
+    grade(SOLUTIONS, task_ids=("1.1",))
+    marker = tmp_path / "the payload ran"
+    kept = sorted(cache.rglob("1.1-1-*.pickle"))
+    assert kept
+
+    class Payload:
+        def __reduce__(self):
+            return os.system, (f"touch '{marker}'",)
+
+    kept[0].write_bytes(pickle.dumps(([Payload()], {})))
+    report = grade(SOLUTIONS, task_ids=("1.1",))
+    assert report.score == report.max_score and report.examples == 100
+    assert not marker.exists()
+    assert examples_cache.load(kept[0]) is not None  # drawn again and kept again
+
+
+def test_a_damaged_kept_file_is_drawn_again(cache):
+    grade(SOLUTIONS, task_ids=("1.1",))
+    for path in cache.rglob("*.pickle"):
+        path.write_bytes(b"not a pickle")
+    report = grade(SOLUTIONS, task_ids=("1.1",))
+    assert report.score == report.max_score and report.examples == 100
+
+
+def test_with_the_cache_off_nothing_is_kept(tmp_path, monkeypatch):
+    monkeypatch.setenv(examples_cache.CACHE_ENV, "off")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    grade(SOLUTIONS, task_ids=("1.1",))
+    assert examples_cache.folder() is None and not any(tmp_path.iterdir())
+
+
+def test_an_expected_value_is_kept_by_what_it_depends_on_not_by_the_objects_holding_it():
+    """Equal inputs held by other objects (a draw read back from its file) give the same key; another value,
+    dtype or shape gives another."""
+    import numpy as np
+
+    a = np.arange(6.0).reshape(2, 3)
+    same = examples_cache.digest("vjp", ([a, a], {}))
+    assert same == examples_cache.digest("vjp", ([a.copy(), pickle.loads(pickle.dumps(a))], {}))
+    assert same != examples_cache.digest("vjp", ([a, a.reshape(3, 2)], {}))
+    assert same != examples_cache.digest("vjp", ([a, a.astype(np.float32)], {}))
+    assert same != examples_cache.digest("shape", ([a, a], {}))
+    with pytest.raises(TypeError):
+        examples_cache.digest("vjp", (object(),))
+
+
+def test_kept_expected_values_cannot_be_changed_by_a_check():
+    """A check that wrote into an expected array would change it for every later grade: numpy refuses."""
+    import numpy as np
+
+    value = [np.zeros(3), (np.ones(2), {"w": np.zeros(1)})]
+    examples_cache.read_only(value)
+    with pytest.raises(ValueError):
+        value[1][1]["w"][0] = 1.0
