@@ -75,7 +75,11 @@ class Limits:
 
 
 def group_of(verb: str, args: dict) -> tuple[str, ...]:
-    """The packages the process answering ``verb`` sees: the one it names, and the marker of the oracles it asks."""
+    """The packages the process answering ``verb`` sees: the one it names, and the marker of the oracles it asks
+    (a batch: those of its requests, which ``Worker.request_batch`` keeps to one group)."""
+    if verb == BATCH:
+        first = args["requests"][0]
+        return group_of(first["verb"], first["args"])
     package = args.get("package")
     packages = (package,) if isinstance(package, str) and package else ()
     part = ORACLE_OF_VERB.get(verb)
@@ -85,6 +89,7 @@ def group_of(verb: str, args: dict) -> tuple[str, ...]:
 
 
 MAX_ORACLE_DIMS = 8
+BATCH = "batch"  # the worker's verb for many requests in one round trip (worker.main)
 MAX_UNTRUSTED_TEXT = 300
 # Terminal escape sequences (CSI, OSC), then what is left of control and invisible formatting characters.
 _ESCAPE_SEQUENCES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.?")
@@ -422,6 +427,26 @@ class Worker:
             self._stop(key)
             raise WorkerDied("the worker answered with a malformed reply")
         return untrusted(reply)
+
+    def request_batch(self, requests: list[tuple[str, dict]], timeout: float) -> list[dict] | None:
+        """The worker's replies to many requests of one group, asked in one round trip, in order; None when the
+        batch could not be answered whole (the worker died, ran past ``timeout`` or answered out of shape: then
+        that process is stopped, and each request is to be asked alone, so that the one that failed fails the
+        way it would have alone)."""
+        groups = {group_of(verb, args) for verb, args in requests}
+        if len(groups) != 1:
+            raise ValueError(f"a batch is asked of one group of packages, not {sorted(groups)}")
+        try:
+            reply = self.request(BATCH, {"requests": [{"verb": verb, "args": args} for verb, args in requests]},
+                                 timeout)
+        except (WorkerDied, WorkerTimedOut):
+            return None
+        replies = reply.get("ok")
+        if not (isinstance(replies, list) and len(replies) == len(requests) and all(
+                isinstance(one, dict) and set(one) in ({"ok"}, {"error"}) for one in replies)):
+            self._stop(self._current)
+            return None
+        return replies
 
     @staticmethod
     def _reader(fd: int, deadline: float, popen: subprocess.Popen):

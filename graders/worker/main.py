@@ -46,14 +46,21 @@ def verbs() -> dict:
 
 
 def _answer(request: dict) -> dict:
+    if request.get("verb") == "batch":  # many requests in one round trip: a reply each, in order
+        return {"ok": [_answer(one) if isinstance(one, dict) and one.get("verb") != "batch" else _no_verb(one)
+                       for one in request.get("args", {}).get("requests", ())]}
     handler = VERBS.get(request.get("verb"))
     if handler is None:
-        return {"error": {"type": "WorkerError", "mro": [], "message": f"no verb {request.get('verb')!r}",
-                          "where": None}}
+        return _no_verb(request)
     try:
         return {"ok": handler(**request.get("args", {}))}
     except BaseException as error:  # noqa: BLE001 - student code may raise anything, SystemExit included
         return {"error": claims.describe_exception(error, (Serving.package_root,))}
+
+
+def _no_verb(request) -> dict:
+    verb = request.get("verb") if isinstance(request, dict) else request
+    return {"error": {"type": "WorkerError", "mro": [], "message": f"no verb {verb!r}"[:300], "where": None}}
 
 
 class Refuse(importlib.abc.MetaPathFinder):
