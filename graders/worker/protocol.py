@@ -1,15 +1,16 @@
-"""Frames between the judge and the worker: JSON plus ``.npy`` bytes, never pickle.
+"""Frames between the judge and the worker: JSON plus raw array bytes, never pickle.
 
 A frame is a 4-byte length and a JSON header, a 4-byte count of arrays, then
-each array as an 8-byte length and its ``.npy`` bytes. In the JSON, an array
-stands as ``{"__npy__": i}``. Arrays are read with ``allow_pickle=False``,
-so an object array or a pickled payload is refused, not executed.
-Both sides use this module: the worker from its own copy in the sandbox.
+each array's bytes after an 8-byte length. In the JSON, an array stands as
+``{"__npy__": i, "dtype": "<f8", "shape": [2, 3]}``. Only plain dtypes (bool,
+integers, floats, complex, strings) are read, and only when the bytes hold
+exactly the shape claimed: an object array or a pickled payload is refused,
+not executed. Both sides use this module: the worker from its own copy in the
+sandbox.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import struct
@@ -17,6 +18,9 @@ import struct
 import numpy as np
 
 MAX_FRAME_BYTES = 64 * 2**20
+MAX_DIMS = 32
+PLAIN_KINDS = "biufcUS"  # bool, int, uint, float, complex, str, bytes: what a claim's arrays may hold
+_ARRAY_KEYS = {"__npy__", "dtype", "shape"}
 
 
 class ProtocolError(Exception):
@@ -25,10 +29,11 @@ class ProtocolError(Exception):
 
 def _pack(value, blobs: list[bytes]):
     if isinstance(value, np.ndarray):
-        buffer = io.BytesIO()
-        np.save(buffer, np.array(value, copy=True, subok=False), allow_pickle=False)
-        blobs.append(buffer.getvalue())
-        return {"__npy__": len(blobs) - 1}
+        array = value  # tobytes() writes C order whatever the array's layout
+        if array.dtype.kind not in PLAIN_KINDS or array.dtype.fields is not None:
+            raise ValueError(f"an array of dtype {array.dtype} cannot be sent (plain dtypes only)")
+        blobs.append(array.tobytes())
+        return {"__npy__": len(blobs) - 1, "dtype": array.dtype.str, "shape": list(array.shape)}
     if isinstance(value, dict):
         return {str(k): _pack(v, blobs) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -36,16 +41,13 @@ def _pack(value, blobs: list[bytes]):
     return value
 
 
-def _unpack(value, arrays: list[np.ndarray]):
+def _unpack(value, blobs: list[bytes]):
     if isinstance(value, dict):
-        if set(value) == {"__npy__"}:
-            index = value["__npy__"]
-            if not isinstance(index, int) or not 0 <= index < len(arrays):
-                raise ProtocolError(f"frame names array {index!r}, which it does not hold")
-            return arrays[index]
-        return {k: _unpack(v, arrays) for k, v in value.items()}
+        if set(value) == _ARRAY_KEYS:
+            return _load_array(value, blobs)
+        return {k: _unpack(v, blobs) for k, v in value.items()}
     if isinstance(value, list):
-        return [_unpack(v, arrays) for v in value]
+        return [_unpack(v, blobs) for v in value]
     return value
 
 
@@ -73,51 +75,61 @@ def decode(read_exactly) -> object:
     try:
         header = json.loads(take(size))
         (count,) = struct.unpack(">I", take(4))
-        arrays = []
+        blobs = []
         for _ in range(count):
             (length,) = struct.unpack(">Q", take(8))
-            arrays.append(_load_array(take(length)))
-        return _unpack(header, arrays)
+            blobs.append(take(length))
+        return _unpack(header, blobs)
     except RecursionError:
         raise ProtocolError("malformed frame: nested too deeply") from None
-    except (ValueError, OSError, struct.error) as error:
+    except (ValueError, TypeError, OSError, struct.error) as error:
         raise ProtocolError(f"malformed frame: {error}") from None
 
 
-def _load_array(blob: bytes) -> np.ndarray:
-    """One ``.npy`` array, its header checked before anything is allocated: no objects (no pickle), and no more
-    elements than the bytes that follow the header hold."""
-    buffer = io.BytesIO(blob)
-    version = np.lib.format.read_magic(buffer)
-    if version not in ((1, 0), (2, 0)):
-        raise ValueError(f"npy version {version}")
-    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-    shape, _, dtype = read_header(buffer)
-    if dtype.hasobject:
-        raise ValueError("an array of objects")
+def _load_array(placeholder: dict, blobs: list[bytes]) -> np.ndarray:
+    """One array of the frame: a plain dtype, and exactly as many bytes as its shape needs (checked before
+    anything is allocated). A writable copy, as ``np.load`` gave."""
+    index, shape = placeholder["__npy__"], placeholder["shape"]
+    if not isinstance(index, int) or not 0 <= index < len(blobs):
+        raise ProtocolError(f"frame names array {index!r}, which it does not hold")
+    if not (isinstance(shape, list) and len(shape) <= MAX_DIMS and all(type(n) is int and n >= 0 for n in shape)):
+        raise ValueError(f"an array's shape must be a list of sizes, not {str(shape)[:80]}")
+    if not isinstance(placeholder["dtype"], str):
+        raise ValueError("an array's dtype must be named")
+    dtype = np.dtype(placeholder["dtype"])
+    if dtype.hasobject or dtype.kind not in PLAIN_KINDS or dtype.fields is not None or dtype.shape != ():
+        raise ValueError(f"an array of dtype {dtype} (plain dtypes only)")
     elements = 1
     for side in shape:
         elements *= side
-    if elements * dtype.itemsize > len(blob) - buffer.tell():
-        raise ValueError(f"an array header claims shape {shape}, more than its {len(blob)} bytes hold")
-    buffer.seek(0)
-    return np.load(buffer, allow_pickle=False)
+    blob = blobs[index]
+    if elements * dtype.itemsize != len(blob):
+        raise ValueError(f"an array claims shape {tuple(shape)} of {dtype}, which its {len(blob)} bytes do not hold")
+    return np.frombuffer(blob, dtype=dtype).reshape(tuple(shape)).copy()
 
 
 def fd_reader(fd: int, *, wait=lambda: None, closed: str = "the other side closed the channel"):
     """``read_exactly`` over a file descriptor; raises EOFError(``closed``) when the other side is gone. ``wait``
-    runs before each read (the judge's waits for its deadline and for the worker's death there)."""
+    runs before each read (the judge's waits for its deadline and for the worker's death there). It reads what
+    the pipe holds, up to 64 KiB at a time, and keeps what it read ahead for the next call: a frame of many
+    small arrays costs a few reads, not several per array."""
+    ahead, offset = b"", 0
 
     def read_exactly(n: int) -> bytes:
-        chunks, left = [], n
-        while left:
+        nonlocal ahead, offset
+        if len(ahead) - offset >= n:
+            offset += n
+            return ahead[offset - n:offset]
+        chunks, have = [ahead[offset:]], len(ahead) - offset
+        while have < n:
             wait()
-            chunk = os.read(fd, min(left, 1 << 20))
+            chunk = os.read(fd, max(n - have, 1 << 16))
             if not chunk:
                 raise EOFError(closed)
             chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
+            have += len(chunk)
+        ahead, offset = b"".join(chunks), n
+        return ahead[:n]
 
     return read_exactly
 
