@@ -41,6 +41,22 @@ def timed(command: list[str], cwd: Path, env: dict[str, str]) -> float:
     return seconds
 
 
+def course_with_alice(root: Path) -> tuple[Path, Path, dict[str, str]]:
+    """The course built and released in ``root``, with alice (the reference solution) submitted: the course
+    folder, her submitted folder, and the environment that runs nbgrader with Jupyter's folders in ``root``."""
+    env = jupyter_env(root)
+    course = root / "course"
+    nbgrader_course.build_course(course, ASSIGNMENT)
+    timed([sys.executable, "-m", "nbgrader", "generate_assignment", ASSIGNMENT], course, env)
+    folder = course / "submitted" / "alice" / ASSIGNMENT
+    folder.mkdir(parents=True)
+    released = course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    (folder / released.name).write_bytes(released.read_bytes())
+    for name, text in submission_files("alice").items():
+        (folder / name).write_text(text)
+    return course, folder, env
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
@@ -48,16 +64,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="agl-bench-nbgrader-") as scratch:
         root = Path(scratch)
-        env = jupyter_env(root)
-        course = root / "course"
-        nbgrader_course.build_course(course, ASSIGNMENT)
-        timed([sys.executable, "-m", "nbgrader", "generate_assignment", ASSIGNMENT], course, env)
-        folder = course / "submitted" / "alice" / ASSIGNMENT
-        folder.mkdir(parents=True)
-        released = course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-        (folder / released.name).write_bytes(released.read_bytes())
-        for name, text in submission_files("alice").items():
-            (folder / name).write_text(text)
+        course, folder, env = course_with_alice(root)
         pairs = []
         for index in range(args.repeat):
             nb = timed([sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, "--student", "alice", "--force"],
