@@ -549,11 +549,10 @@ def unbroadcast(grad, shape):
 
 
 def _backward_with_a_huge_array(self, grad=None):
-    """Answers with a .npy whose header claims 2**55 entries."""
-    npy = b"\\x93NUMPY\\x01\\x00" + _struct.pack("<H", 118) + (
-        "{'descr': '<f8', 'fortran_order': False, 'shape': (36028797018963968,), }".ljust(117) + "\\n").encode()
-    _send(_response_fd(), _json.dumps({"ok": {"kind": "ndarray", "type": "ndarray", "array": {"__npy__": 0}}}).encode(),
-          [npy])
+    """Answers with an array whose header claims 2**55 entries, and 8 bytes."""
+    array = {"__npy__": 0, "dtype": "<f8", "shape": [36028797018963968]}
+    _send(_response_fd(), _json.dumps({"ok": {"kind": "ndarray", "type": "ndarray", "array": array}}).encode(),
+          [bytes(8)])
     import time as _time
     _time.sleep(5)
 
@@ -842,11 +841,11 @@ def _answer(shape, g):
     return grad
 ''' + FORGE),), ("1.1", "1.2", "2.1"), says=("could not encode the answer",)),
     Hostile(
-        "pickle_into_the_response_pipe", "at import, writes a forged reply holding a pickled .npy straight into "
-        "the worker's response pipe", "stubs", (("tensor.py", "append", PAYLOAD + RESPONSE_FD + '''
-import io as _io
+        "pickle_into_the_response_pipe", "at import, writes a forged reply holding a pickled object array straight "
+        "into the worker's response pipe", "stubs", (("tensor.py", "append", PAYLOAD + RESPONSE_FD + '''
 import json as _json
 import os as _os
+import pickle as _pickle
 import struct as _struct
 
 
@@ -854,10 +853,9 @@ def _forge():
     fd = _response_fd()
     if fd is None:
         return
-    buffer = _io.BytesIO()
-    np.save(buffer, np.array([_Payload()], dtype=object), allow_pickle=True)
-    blob = buffer.getvalue()
-    header = _json.dumps({"ok": {"kind": "ndarray", "type": "ndarray", "array": {"__npy__": 0}}}).encode()
+    blob = _pickle.dumps(np.array([_Payload()], dtype=object))
+    array = {"__npy__": 0, "dtype": "|O", "shape": [1]}  # an object array: its bytes would be a pickle
+    header = _json.dumps({"ok": {"kind": "ndarray", "type": "ndarray", "array": array}}).encode()
     frame = _struct.pack(">I", len(header)) + header + _struct.pack(">I", 1) + _struct.pack(">Q", len(blob)) + blob
     _os.write(fd, frame)
 
@@ -1027,7 +1025,7 @@ def unbroadcast(grad, shape):
         "lone surrogate, a bell, a NUL, Markdown fences and a '# 100/100' line", "stubs",
         (("tensor.py", "append", UNTRUSTED_TEXT),), ("1.1",), check=_text_check),
     Hostile(
-        "deep_frames", "answers with a frame nested 200,000 deep (1.1), and with a .npy header claiming 2**55 "
+        "deep_frames", "answers with a frame nested 200,000 deep (1.1), and with an array header claiming 2**55 "
         "entries (the engine, 2.1)",
         "stubs", (("tensor.py", "append", DEEP_FRAMES),), ("1.1", "2.1"), says=("the student process died",)),
     Hostile(
