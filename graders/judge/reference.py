@@ -1,23 +1,32 @@
 """Expected values, computed by the judge: torch.autograd in float64 (CPU, and CUDA
-where present) and float64 central differences as a second, independent witness."""
+where present) and float64 central differences as a second, independent witness.
+
+torch is imported by each function, not at the top: a warm grade reads the expected values it needs from the
+kept draws (graders.judge.examples_cache), while torch's import goes on beside it (graders.judge.grade)."""
 
 from __future__ import annotations
 
 import functools
+import glob
 import warnings
 
 import numpy as np
-import torch
 
 TORCH_SOURCE = "torch.autograd, float64"
 
 
 @functools.cache
 def cuda_available() -> bool:
+    if not glob.glob("/dev/nvidia*"):  # no GPU: no need to import torch to ask
+        return False
+    import torch
+
     return torch.cuda.is_available()
 
 
 def _torch_args(operands, device):
+    import torch
+
     tensors, args = [], []
     for value in operands:
         if isinstance(value, np.ndarray):
@@ -36,6 +45,8 @@ NO_CUDA_CONTEXT_WARNING = "Attempting to run cuBLAS, but there was no current CU
 
 def vjp(fn, operands, kwargs, upstream: np.ndarray | None = None, device: str = "cpu"):
     """(output, gradient for each array operand) of ``fn`` at ``operands`` against ``upstream``."""
+    import torch
+
     tensors, args = _torch_args(operands, device)
     out = fn(*args, **kwargs)
     if upstream is None:
@@ -53,6 +64,8 @@ def vjp(fn, operands, kwargs, upstream: np.ndarray | None = None, device: str = 
 
 def finite_differences(fn, operands, kwargs, upstream: np.ndarray, step: float = 1e-6) -> list[np.ndarray]:
     """Central differences of <upstream, fn(operands)> for each array operand, in float64."""
+    import torch
+
     def objective(values):
         with torch.no_grad():
             out = fn(*[torch.tensor(v) if isinstance(v, np.ndarray) else v for v in values], **kwargs)

@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 from hypothesis import strategies as st
 
 from graders import lesson
 from graders import messages as msg
 from graders.judge.checks.base import CheckFailed, Context, Tolerance
-from graders.judge.checks.trajectory import Run, weighted_loss  # noqa: F401 - weighted_loss: torch_loop's checks use it from here
+
+if TYPE_CHECKING:
+    from graders.judge.checks.trajectory import Run
 
 PACKAGE = "sub_train"
 TOL = Tolerance(rtol=1e-9, atol=1e-12)
@@ -67,7 +69,10 @@ class Setup:
         return state
 
     def run(self, seed: int | None = None, **options) -> Run:
-        """The expected run from these weights (``trajectory.Run``)."""
+        """The expected run from these weights (``trajectory.Run``, imported here: it imports torch, which a warm
+        grade needs only for what it cannot read from the kept draws)."""
+        from graders.judge.checks.trajectory import Run
+
         return Run(list(self.state(seed).values()), lr=self.lr, momentum=self.momentum, **options)
 
     def split(self, X=None, Y=None, order=None) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -286,6 +291,8 @@ def check_evaluate(ctx: Context, setup: Setup, starts: tuple[bool, ...]) -> None
 
 
 def torch_clip(grads: list, max_norm: float) -> tuple[float, list]:
+    import torch
+
     params = []
     for g in grads:
         p = torch.zeros(np.shape(g) if g is not None else (2,), dtype=torch.float64, requires_grad=True)

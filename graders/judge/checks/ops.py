@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
-import torch
 from hypothesis import strategies as st
 
 from graders import messages as msg
@@ -37,10 +36,19 @@ class OpCase:
     hint: str
 
 
+def _torch(name):
+    """torch's ``name``, looked up when called: torch is imported only when an expected value is computed."""
+    def op(*args, **kwargs):
+        import torch
+
+        return getattr(torch, name)(*args, **kwargs)
+    return op
+
+
 def _torch_reduce(name):
     def reduce(a, axis=None, keepdims=False):
         dims = tuple(range(a.ndim)) if axis is None else axis
-        return getattr(torch, name)(a, dim=dims, keepdim=keepdims)
+        return _torch(name)(a, dim=dims, keepdim=keepdims)
     return reduce
 
 
@@ -63,11 +71,11 @@ CASES = (
     OpCase("1.3", "div", "2.5 / y", lambda a, b: a / b, s.operands_with_constants(left=True, divisor=True), ([2.5, POSITIVE], {}), "differentiate c * (1 / y) by y, for a constant c"),
     OpCase("1.4", "matmul", "x @ w", lambda a, b: a @ b, s.matmul_operands(), ([A, W], {}), "write one entry of out as a sum over the shared axis and differentiate; the gradients' shapes leave one way to combine g with the other matrix"),
     OpCase("1.5", "pow", "x ** p", lambda a, p: a**p, s.power_operands(), ([POSITIVE], {"p": 3.0}), "the power rule of calculus, times g"),
-    OpCase("1.5", "exp", "x.exp()", torch.exp, s.single_operands(), ([A], {}), "exp is its own derivative, and the forward's out is at hand"),
-    OpCase("1.5", "log", "x.log()", torch.log, s.single_operands(min_value=0.2, max_value=5.0), ([POSITIVE], {}), "the derivative of log, times g"),
-    OpCase("1.6", "relu", "x.relu()", torch.relu, s.single_operands(away_from_zero=0.01), ([A], {}), "relu's slope is 1 where x > 0 and 0 elsewhere"),
-    OpCase("1.6", "tanh", "x.tanh()", torch.tanh, s.single_operands(), ([A], {}), "tanh's derivative is simplest written with its output out"),
-    OpCase("1.6", "sigmoid", "x.sigmoid()", torch.sigmoid, s.single_operands(), ([A], {}), "sigmoid's derivative is simplest written with its output out"),
+    OpCase("1.5", "exp", "x.exp()", _torch("exp"), s.single_operands(), ([A], {}), "exp is its own derivative, and the forward's out is at hand"),
+    OpCase("1.5", "log", "x.log()", _torch("log"), s.single_operands(min_value=0.2, max_value=5.0), ([POSITIVE], {}), "the derivative of log, times g"),
+    OpCase("1.6", "relu", "x.relu()", _torch("relu"), s.single_operands(away_from_zero=0.01), ([A], {}), "relu's slope is 1 where x > 0 and 0 elsewhere"),
+    OpCase("1.6", "tanh", "x.tanh()", _torch("tanh"), s.single_operands(), ([A], {}), "tanh's derivative is simplest written with its output out"),
+    OpCase("1.6", "sigmoid", "x.sigmoid()", _torch("sigmoid"), s.single_operands(), ([A], {}), "sigmoid's derivative is simplest written with its output out"),
     OpCase("1.7", "sum", "x.sum(axis, keepdims)", _torch_reduce("sum"), s.reduction_operands(), ([A], {"axis": 0, "keepdims": False}), "every element gets the g of the sum it went into: put the summed axes back, then broadcast"),
     OpCase("1.7", "mean", "x.mean(axis, keepdims)", _torch_reduce("mean"), s.reduction_operands(), ([A], {"axis": 1, "keepdims": True}), "like sum's rule, divided by the number of elements averaged together"),
     OpCase("1.7", "square_mean", "x.square_mean()", lambda a: (a**2).mean(), s.single_operands(min_dims=1), ([A], {}), "a mean of squares: the square's derivative, and the mean's division by the number of elements"),
@@ -77,12 +85,14 @@ CASES = (
 
 CASES_BY_OP = {case.op: case for case in CASES}
 
-RELU_AT_ZERO = OpCase("1.6", "relu", "x.relu() at x = 0", torch.relu, s.single_operands(), ([np.array([[-1.0, 0.0, 2.0]])], {}),
+RELU_AT_ZERO = OpCase("1.6", "relu", "x.relu() at x = 0", _torch("relu"), s.single_operands(), ([np.array([[-1.0, 0.0, 2.0]])], {}),
                       "PyTorch takes relu's slope at exactly 0 as 0")
 
 
 def _sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
     """A broadcast gradient summed back to ``shape``, by torch (for the mistake models below)."""
+    import torch
+
     summed = torch.from_numpy(np.ascontiguousarray(grad, dtype=np.float64))
     return (summed.sum() if shape == () else summed.sum_to_size(shape)).numpy()
 
@@ -262,6 +272,8 @@ def unbroadcast(ctx: Context) -> None:
 
 
 def _unbroadcast_expected(grad: np.ndarray, target: tuple) -> np.ndarray:
+    import torch
+
     return torch.from_numpy(grad).sum_to_size(target).numpy() if target else np.asarray(grad.sum())
 
 

@@ -17,7 +17,6 @@ from graders import messages as msg
 from graders.judge import reference
 from graders.judge.checks.base import CheckFailed, Context, Skip, Tolerance
 from graders.judge.checks.loop import known_mistake, read_history, read_params
-from graders.judge.checks.trajectory import Run
 from graders.lesson import make_sine_data
 
 PACKAGE = "sub_torch_loop"
@@ -59,6 +58,8 @@ def reference_run(setup: TorchSetup, device: str, zero_grad: str = "each", swapp
     """(history, final parameters) of the expected run on the same weights and batches, with LOSS_WEIGHTED;
     ``zero_grad="never"`` and ``swapped`` (loss_fn(target, prediction)) model known mistakes."""
     X, Y, val = setup.data()
+    from graders.judge.checks.trajectory import Run  # imports torch
+
     run = Run(list(setup.state().values()), lr=setup.lr, momentum=setup.momentum, layout="torch", device=device)
     history = run.fit([setup.batches(X, Y)] * setup.epochs, "weighted", val=setup.batches(*val),
                       zero_grad=zero_grad, swapped=swapped)
