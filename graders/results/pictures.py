@@ -12,6 +12,8 @@ from __future__ import annotations
 import importlib.util
 import io
 import statistics
+import sys
+import threading
 
 from graders import lesson
 from graders import messages as msg
@@ -24,6 +26,16 @@ PASS_RATES_PNG = "class_pass_rates.png"
 
 def available() -> bool:
     return importlib.util.find_spec("matplotlib") is not None
+
+
+def import_beside() -> threading.Thread | None:
+    """Import matplotlib in a thread of its own while a grade runs, for the picture drawn after it (join it before
+    drawing); None when it is not installed or imported already."""
+    if "matplotlib.pyplot" in sys.modules or not available():
+        return None
+    thread = threading.Thread(target=_pyplot, name="import matplotlib", daemon=True)
+    thread.start()
+    return thread
 
 
 def _pyplot():
