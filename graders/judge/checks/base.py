@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from graders import messages as msg
 from graders.judge import examples_cache
+from graders.judge.checks import answers
 from graders.judge.worker_process import Worker, WorkerDied, WorkerTimedOut, group_of
 from graders.tasks import Task
 
@@ -55,17 +56,7 @@ class Tolerance:
 TIGHT = Tolerance()
 
 
-class Answer(dict):
-    """A worker's answer. The worker runs student code, which can change what it answers: a field the answer
-    lacks is the submission's doing (CheckFailed, ``incomplete``), never a KeyError that reads as the grader's own
-    failure."""
-
-    def __init__(self, fields: dict, incomplete: str):
-        super().__init__(fields)
-        self.incomplete = incomplete
-
-    def __missing__(self, key):
-        raise CheckFailed(self.incomplete)
+CLAIM_HOLDS = {"ndarray": "array", "numpy scalar": "array", "number": "value", "sequence": "items"}
 
 
 @dataclass
@@ -109,15 +100,27 @@ class Context:
             raise CheckFailed(msg.lines(msg.DIED.format(**head), words and msg.LAST_WORDS.format(line=words),
                                         hint_line)) from None
         if "ok" in reply:
-            answer = reply["ok"]
-            return Answer(answer, msg.ANSWER_INCOMPLETE.format(**head)) if isinstance(answer, dict) else answer
+            return self.parsed(verb, reply["ok"], doing)
         raise self.student_error(reply["error"], doing, hint)
+
+    def parsed(self, verb: str, answer, doing: str):
+        """``answer`` as its verb's type (graders.judge.checks.answers), or the CheckFailed that says it came
+        back incomplete or malformed."""
+        try:
+            return answers.parse(verb, answer)
+        except answers.Malformed:
+            raise self.incomplete(doing) from None
+
+    def incomplete(self, doing: str) -> CheckFailed:
+        return CheckFailed(msg.ANSWER_INCOMPLETE.format(**msg.header(self.task, doing=doing)))
 
     def past_deadline(self):
         raise CheckFailed(msg.GRADE_DEADLINE.format(seconds=self.deadline_seconds, **msg.header(self.task)))
 
     def student_error(self, error: dict, doing: str, hint: str | None = None) -> Exception:
         """The exception to raise for an error that student code raised while ``doing``."""
+        error = {"type": "an exception", "message": "", "mro": (), "where": None,
+                 **(error if isinstance(error, dict) else {})}  # as worker.claims.describe_exception says it
         stub = STUB_MESSAGE.match(error.get("message", ""))
         if "NotImplementedError" in error.get("mro", ()) and stub:
             if stub[1] == self.task.id or self.task.id in dict(STUB_PART.findall(error["message"])):
@@ -154,6 +157,7 @@ class Context:
               scalar_ok: bool = True) -> np.ndarray:
         """A claimed float64 array of exactly ``shape``, all finite (a 0-d one may be a scalar, unless not
         ``scalar_ok``: a leaf's .grad is an ndarray, contract.md)."""
+        self._well_formed(claim, what)
         kind = claim.get("kind")
         scalar_ok = scalar_ok and kind in ("numpy scalar", "number") and shape == ()
         if kind != "ndarray" and not scalar_ok:
@@ -173,6 +177,7 @@ class Context:
 
     def number(self, claim: dict, what: str, how: str = "read the loss with .item()") -> float:
         """A claimed Python float (numpy's float64 is a float too), finite; ``how`` says how to get one."""
+        self._well_formed(claim, what)
         if claim.get("kind") == "number" and claim.get("type") == "float":
             value = claim["value"]
         elif claim.get("kind") == "numpy scalar" and claim.get("type") == "float64":
@@ -184,11 +189,18 @@ class Context:
         return float(value)
 
     def sequence(self, claim: dict, length: int, what: str) -> list[dict]:
+        self._well_formed(claim, what)
         if claim.get("kind") != "sequence":
             self.fail(what, f"a {claim.get('type')}", f"a tuple of {length}")
         if len(claim["items"]) != length:
             self.fail(what, f"{len(claim['items'])} values", f"{length}")
         return claim["items"]
+
+    def _well_formed(self, claim, what: str) -> None:
+        """A claim is a dict (worker.claims) that holds what its kind holds: an array, a value or items."""
+        holds = CLAIM_HOLDS.get(claim.get("kind")) if isinstance(claim, dict) else None
+        if not isinstance(claim, dict) or (holds is not None and holds not in claim):
+            raise self.incomplete(f"reading {what}")
 
     # ----- comparing -----
     def compare(self, yours: np.ndarray, expected: np.ndarray, what: str, *, inputs=(),

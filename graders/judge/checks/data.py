@@ -82,11 +82,11 @@ def count_hint(setup: Setup, got: int) -> str:
 def read_epoch(ctx: Context, setup: Setup, epoch: dict, number: int, strict: bool = True) -> np.ndarray:
     """The example numbers the epoch visited, in order, after each batch's types, sizes, shapes,
     rows and pairing, and the epoch's coverage. ``strict`` checks requires_grad too (task 4.1's)."""
-    if epoch["too_many"]:
+    if epoch.too_many:
         fail(ctx, setup, msg.LOADER_TOO_MANY, msg.HINT_LOADER_TOO_MANY, epoch=number,
              limit=f"{setup.n} batch" if setup.n == 1 else f"{setup.n} batches",
              expected=len(setup.sizes))
-    batches = epoch["batches"]
+    batches = epoch.batches
     for j, batch in enumerate(batches, 1):
         if not batch["pair"]:
             fail(ctx, setup, msg.LOADER_NOT_PAIR, batch=j, epoch=number, type=batch["type"])
@@ -139,12 +139,12 @@ def epochs(ctx: Context, setup: Setup, count: int, *, seeds=(None,), global_seed
     doing = msg.LOADER_DOING.format(setup=setup.text, epochs=count) + (msg.LOADER_DOING_LEN if length else "")
     answer = ctx.ask("loader_epochs", doing, shuffle=setup.shuffle, epochs=count, seeds=list(seeds),
                      global_seeds=global_seeds, length=length, **setup.args())
-    loaders = answer["loaders"]
+    loaders = answer.loaders
     if len(loaders) != len(seeds) or any(len(passes) != count for passes in loaders) \
-            or (length and not isinstance(answer["length"], dict)):
+            or (length and not isinstance(answer.length, dict)):
         raise CheckFailed(msg.ANSWER_INCOMPLETE.format(doing=doing, **msg.header(ctx.task)))
     return [[read_epoch(ctx, setup, epoch, e, strict) for e, epoch in enumerate(passes, 1)]
-            for passes in loaders], answer["length"]
+            for passes in loaders], answer.length
 
 
 # ----- 4.1 batching, in the data's order -----

@@ -94,7 +94,7 @@ def check_graph(ctx: Context, nodes, seed, *, builds: int = 1, doing: str = "", 
     answer = ctx.ask("graph", doing, timeout=timeout, package="sub_tensor", nodes=nodes, root=root,
                      seed=seed, builds=builds)
     expected = ctx.expected("torch.autograd on the graph", expected_grads, nodes, seed, builds)
-    for index, (claim, want) in enumerate(zip(answer["grads"], expected)):
+    for index, (claim, want) in enumerate(zip(answer.grads, expected)):
         what = f"grad of leaf x{index}"
         if want is None:
             if claim.get("type") != "NoneType":
@@ -142,17 +142,17 @@ def seeding_accumulation_errors(ctx: Context) -> None:
     raising += [(f"wrong_shape_grad{shape}", "ValueError",
                  f"backward(grad of shape {shape}) on an output of shape (3,)") for shape in ((3, 2), (1,), (), (3, 1))]
     for name, exception, doing in raising:
-        outcome = scenarios[name]
-        if "returned" in outcome:
+        outcome = scenario(ctx, scenarios, name, doing)
+        if outcome.did_return:
             raise CheckFailed(msg.lines(msg.RETURNED_NORMALLY.format(exception=exception, **msg.header(ctx.task,
                                                                                                       doing=doing)),
                                         msg.HINT.format(hint=msg.HINT_ENGINE_ERRORS)))
-        if exception not in outcome["raised"]["mro"]:
-            error = ctx.student_error(outcome["raised"], doing)
+        if exception not in outcome.raised.get("mro", ()):
+            error = ctx.student_error(outcome.raised, doing)
             if isinstance(error, NotAttempted):
                 raise error
             raise CheckFailed(msg.lines(msg.WRONG_EXCEPTION.format(
-                exception=exception, got=outcome["raised"]["type"], message=outcome["raised"]["message"],
+                exception=exception, got=outcome.raised.get("type"), message=outcome.raised.get("message"),
                 **msg.header(ctx.task, doing=doing)), msg.HINT.format(hint=msg.HINT_ENGINE_ERRORS)))
     given = np.array([1.0, -2.0, 0.5])  # the grad handed to backward() in the scenarios of its forms
     seeding = (
@@ -177,13 +177,22 @@ def seeding_accumulation_errors(ctx: Context) -> None:
     check_scenarios(ctx, scenarios, forms, strict=True)
 
 
+def scenario(ctx: Context, scenarios: dict, name: str, doing: str):
+    """The outcome of one scenario of engine_errors (graders.judge.checks.answers.Outcome)."""
+    if name not in scenarios:
+        raise ctx.incomplete(doing)
+    return scenarios[name]
+
+
 def check_scenarios(ctx: Context, scenarios: dict, expectations, *, strict: bool = False) -> None:
     """Each scenario's leaf grads against the chain rule by hand; ``strict``: a 0-d grad must be an ndarray."""
     for name, doing, expected, hint in expectations:
-        outcome = scenarios[name]
-        if "raised" in outcome:
-            raise ctx.student_error(outcome["raised"], doing)
-        claims = outcome["returned"] if isinstance(outcome["returned"], list) else [outcome["returned"]]
+        outcome = scenario(ctx, scenarios, name, doing)
+        if not outcome.did_return:
+            raise ctx.student_error(outcome.raised, doing)
+        claims = outcome.returned if isinstance(outcome.returned, list) else [outcome.returned]
+        if not all(isinstance(claim, dict) for claim in claims):
+            raise ctx.incomplete(doing)
         for claim, want in zip(claims, expected):
             if want is None:
                 if claim.get("type") != "NoneType":
@@ -207,17 +216,17 @@ def no_grad(ctx: Context) -> None:
             ("after", True, "is_grad_enabled() after the block"),
             ("after_exception", True, "is_grad_enabled() after an exception left a no_grad() block"),
         ):
-            if seen["seen"][key] is not want:
-                raise CheckFailed(msg.lines(msg.WRONG_KIND.format(what=what, got=repr(seen["seen"][key]),
+            if seen.seen.get(key) is not want:
+                raise CheckFailed(msg.lines(msg.WRONG_KIND.format(what=what, got=repr(seen.seen.get(key)),
                                                                   expected=repr(want), **msg.header(ctx.task)),
                                             msg.HINT.format(hint=msg.HINT_NO_GRAD)))
-        if seen["inside_requires_grad"] is not False or seen["inside_parents"] != 0:
+        if seen.inside_requires_grad is not False or seen.inside_parents != 0:
             ctx.fail("a * b computed inside no_grad()",
-                     f"requires_grad={seen['inside_requires_grad']!r} with {seen['inside_parents']} parents",
+                     f"requires_grad={seen.inside_requires_grad!r} with {seen.inside_parents} parents",
                      "a plain leaf: requires_grad=False, no parents")
-        if seen["outside_requires_grad"] is not True or seen["outside_parents"] != 2:
+        if seen.outside_requires_grad is not True or seen.outside_parents != 2:
             ctx.fail("a * b computed after the block", "not recorded", "recorded again (requires_grad=True, 2 parents)")
-        ctx.compare(ctx.array(seen["inside_data"], a.shape, "a * b inside no_grad()"), a * b,
+        ctx.compare(ctx.array(seen.inside_data, a.shape, "a * b inside no_grad()"), a * b,
                     "value of a * b inside no_grad()", source="numpy")
 
     one((np.array([1.0, 2.0]), np.array([3.0, -1.0])))

@@ -216,12 +216,12 @@ def check_epoch(ctx: Context, setup: Setup, *, full: bool = True) -> None:
     loss, the modes and the graphs kept; 5.3 checks only the steps and the numbers, so those cost once."""
     answer = ctx.ask("train_epoch_watched", f"running train_epoch over {setup.batches} batch(es)", **setup.args(),
                      stale_grad=STALE_GRAD, options=setup.options or None)
-    claim = answer["loss"]
+    claim = answer.loss
     is_float = claim.get("type") in ("float", "float64") and claim.get("kind") in ("number", "numpy scalar")
     loss = ctx.number(claim, "the value train_epoch returned") if full or is_float else None
     if full:
-        check_modes(ctx, answer["forwards"], (True, True), "train_epoch", (msg.HINT_TRAIN_MODE, msg.HINT_TRAIN_GRAD))
-    check_steps(ctx, answer["steps"], setup)
+        check_modes(ctx, answer.forwards, (True, True), "train_epoch", (msg.HINT_TRAIN_MODE, msg.HINT_TRAIN_GRAD))
+    check_steps(ctx, answer.steps, setup)
 
     expected_loss, expected = ctx.expected("torch's epoch", reference_epoch, setup, **setup.options)
     k = setup.options.get("accumulate", 1)
@@ -235,14 +235,14 @@ def check_epoch(ctx: Context, setup: Setup, *, full: bool = True) -> None:
         mistakes.append((msg.HINT_LOSS_ARGS, lambda: reference_epoch(setup, swapped=True, **setup.options)[1]))
     inputs = setup.lines() + [msg.LOOP_SETUP_START.format(stale=STALE_GRAD)]
     source = msg.LOOP_REFERENCE.format(function="train_epoch")
-    compare_params(ctx, answer["params"], dict(zip(setup.state(), expected)), "after one epoch", inputs=inputs,
+    compare_params(ctx, answer.params, dict(zip(setup.state(), expected)), "after one epoch", inputs=inputs,
                    source=source, mistakes=mistakes)
     if loss is not None:
         divided = k > 1 and np.isclose(loss * k, expected_loss, **MATCH)
         ctx.compare(np.float64(loss), expected_loss, "mean batch loss train_epoch returned", inputs=inputs,
                     source=source, hint=msg.HINT_LOSS_DIVIDED if divided else msg.HINT_MEAN_LOSS, tol=TOL)
-    if full and answer["most_alive"] > 1:
-        raise CheckFailed(msg.LOOP_GRAPHS_KEPT.format(alive=answer["most_alive"], **msg.header(ctx.task)))
+    if full and answer.most_alive > 1:
+        raise CheckFailed(msg.LOOP_GRAPHS_KEPT.format(alive=answer.most_alive, **msg.header(ctx.task)))
 
 
 def train_epoch(ctx: Context) -> None:
@@ -269,21 +269,21 @@ def check_evaluate(ctx: Context, setup: Setup, starts: tuple[bool, ...]) -> None
         args = {k: v for k, v in setup.args().items() if k not in ("lr", "momentum")}
         answer = ctx.ask("evaluate_watched", f"running evaluate on a model in {mode} mode", **args,
                          start_training=start)
-        loss = ctx.number(answer["loss"], "the value evaluate returned")
-        check_modes(ctx, answer["forwards"], (False, False), "evaluate", (msg.HINT_EVAL_MODE, msg.HINT_EVAL_NO_GRAD))
-        if answer["training_after"] != start:
+        loss = ctx.number(answer.loss, "the value evaluate returned")
+        check_modes(ctx, answer.forwards, (False, False), "evaluate", (msg.HINT_EVAL_MODE, msg.HINT_EVAL_NO_GRAD))
+        if answer.training_after != start:
             raise CheckFailed(msg.LOOP_MODE.format(
                 where=f"after evaluate of a model in {mode} mode", subject="the model",
-                got=f"in {'training' if answer['training_after'] else 'eval'} mode", expected=f"in {mode} mode",
+                got=f"in {'training' if answer.training_after else 'eval'} mode", expected=f"in {mode} mode",
                 hint=msg.HINT_RESTORE_MODE, **msg.header(ctx.task)))
-        if not answer["grad_enabled_after"]:
+        if not answer.grad_enabled_after:
             raise CheckFailed(msg.LOOP_MODE.format(where="after evaluate", subject="grad mode", got="off",
                                                    expected="on again", hint=msg.HINT_GRAD_MODE_BACK,
                                                    **msg.header(ctx.task)))
         hint = msg.HINT_LOSS_ARGS if setup.loss != "mse" and np.isclose(loss, swapped, **MATCH) else msg.HINT_MEAN_LOSS
         ctx.compare(np.float64(loss), expected, "mean batch loss evaluate returned", inputs=inputs,
                     source=msg.LOOP_REFERENCE.format(function="evaluate"), hint=hint, tol=TOL)
-        compare_params(ctx, answer["params"], setup.state(), "after evaluate (it must not train)", inputs=inputs,
+        compare_params(ctx, answer.params, setup.state(), "after evaluate (it must not train)", inputs=inputs,
                        source=msg.LOOP_WEIGHTS_BEFORE)
 
 
@@ -318,13 +318,13 @@ def check_clip(ctx: Context, grads: list, max_norm: float) -> None:
     total, expected = ctx.expected("torch's clip_grad_norm_", torch_clip, grads, max_norm)
     inputs = [msg.CLIP_INPUTS.format(grads=", ".join("None" if g is None else msg.array_text(g) for g in grads),
                                      max_norm=max_norm)]
-    yours_total = ctx.number(answer["total"], "the norm clip_grad_norm returned", how="float(total)")
+    yours_total = ctx.number(answer.total, "the norm clip_grad_norm returned", how="float(total)")
     after = total * min(1.0, max_norm / (total + 1e-6))
     hint = msg.HINT_CLIP_AFTER if total and np.isclose(yours_total, after, **MATCH) else msg.HINT_CLIP
     ctx.compare(np.float64(yours_total), total, "norm clip_grad_norm returned", inputs=inputs,
                 source=msg.CLIP_SOURCE, hint=hint)
     yours = []
-    for index, (g, claim, same) in enumerate(zip(grads, answer["grads"], answer["same_array"])):
+    for index, (g, claim, same) in enumerate(zip(grads, answer.grads, answer.same_array)):
         what = f"parameter {index}'s grad after clip_grad_norm"
         if g is None:
             if claim.get("type") != "NoneType":
@@ -379,7 +379,7 @@ def check_fit(ctx: Context, setup: Setup, epochs: int, *, with_val: bool, shuffl
     val = setup.data(n=6, offset=1) if with_val else None
     answer = ctx.ask("fit_history", f"running fit for {epochs} epochs{' with a val_loader' if with_val else ''}",
                      **setup.args(), epochs=epochs, orders=shuffled_orders(shuffle_seed, setup.n, epochs), val=val)
-    history = read_history(ctx, answer["history"], "fit", {"train_loss": epochs, "val_loss": epochs * with_val})
+    history = read_history(ctx, answer.history, "fit", {"train_loss": epochs, "val_loss": epochs * with_val})
     expected, run = reference_fit(setup, epochs, shuffle_seed=shuffle_seed, val=val)
     inputs = setup.lines(order=f"shuffled by default_rng({shuffle_seed})") + [
         msg.LOOP_SETUP_FIT.format(epochs=epochs, val=msg.LOOP_SETUP_VAL.format(n=len(val[0])) if with_val else "")]
@@ -387,7 +387,7 @@ def check_fit(ctx: Context, setup: Setup, epochs: int, *, with_val: bool, shuffl
     for key in ("train_loss", "val_loss"):
         ctx.compare(history[key], np.array(expected[key]), f'history["{key}"]', inputs=inputs, source=source,
                     tol=TOL)
-    compare_params(ctx, answer["params"], dict(zip(setup.state(), run.weights())), f"after {epochs} epochs",
+    compare_params(ctx, answer.params, dict(zip(setup.state(), run.weights())), f"after {epochs} epochs",
                    inputs=inputs, source=source)
 
 
@@ -417,13 +417,13 @@ def fit(ctx: Context) -> None:
     answer = ctx.ask("fit_end_to_end", msg.FIT_E2E_DOING.format(setup=text), timeout=END_TO_END_TIMEOUT,
                      hint=msg.FIT_E2E_WHOLE_STACK, package="sub_all", X=X, Y=Y, **{**LESSON, "seed": seed})
     ctx.data["lesson_data"] = not seed  # the stored reference curve is the lesson data's
-    params = read_params(ctx, answer["params"], ["layers.0.weight", "layers.0.bias", "layers.2.weight",
+    params = read_params(ctx, answer.params, ["layers.0.weight", "layers.0.bias", "layers.2.weight",
                                                  "layers.2.bias"],
                          [(1, hidden), (hidden,), (hidden, 1), (1,)], f"after the lesson's run ({text})")
     with np.errstate(all="ignore"):
         mse = lesson_mse(params, X, Y)
     ctx.data["lesson_mse"] = mse
-    losses = answer.get("train_loss")
+    losses = answer.train_loss
     if isinstance(losses, list) and all(isinstance(v, float) and np.isfinite(v) for v in losses):
         ctx.data["train_loss"] = losses  # the student's own claim: drawn on the scorecard, never graded
     if not mse < lesson.BAR:
@@ -468,37 +468,37 @@ def check_resume(ctx: Context, path: str) -> None:
     answer = ctx.ask("fit_resume", f"running fit with checkpoint={path!r} and resuming from it", **setup.args(),
                      fresh_state=setup.state(FRESH_SEED), val=val, epochs=epochs, first=first,
                      path=path)
-    files = answer["files"]
-    if not files["at_path"]:
-        found = msg.CKPT_FOUND.format(names=", ".join(map(repr, files["near"]))) if files["near"] \
+    files = answer.files
+    if not files.at_path:
+        found = msg.CKPT_FOUND.format(names=", ".join(map(repr, files.near))) if files.near \
             else msg.CKPT_NOTHING
-        hint = msg.HINT_CKPT_NPZ if files["with_npz"] else msg.HINT_CKPT_SAVE
+        hint = msg.HINT_CKPT_NPZ if files.with_npz else msg.HINT_CKPT_SAVE
         raise CheckFailed(msg.CKPT_NOT_AT_PATH.format(path=path, found=found, hint=hint, **msg.header(ctx.task)))
-    if "load_error" in files:
-        raise CheckFailed(msg.CKPT_UNREADABLE.format(path=path, error=files["load_error"], **msg.header(ctx.task)))
+    if files.load_error is not None:
+        raise CheckFailed(msg.CKPT_UNREADABLE.format(path=path, error=files.load_error, **msg.header(ctx.task)))
 
     expected, run = reference_fit(setup, epochs, val=val)
     expected = {k: np.asarray(v) for k, v in expected.items()}
     params = dict(zip(setup.state(), run.weights()))
-    whole = read_history(ctx, answer["whole"]["history"], "fit", None)
+    whole = read_history(ctx, answer.whole.history, "fit", None)
     source = msg.LOOP_REFERENCE.format(function="fit, uninterrupted,")
     if not all(whole[k].shape == expected[k].shape and np.allclose(whole[k], expected[k], rtol=TOL.rtol,
                                                                     atol=TOL.atol) for k in whole):
         # fit itself differs (task 5.4 says how): hold the resumed run to the student's own uninterrupted one
         source, expected = msg.LOOP_OWN_RUN, whole
-        params = dict(zip(params, read_params(ctx, answer["whole"]["params"], list(params),
+        params = dict(zip(params, read_params(ctx, answer.whole.params, list(params),
                                               [p.shape for p in params.values()], "after fit")))
     inputs = setup.lines() + [msg.CKPT_SCENARIO.format(first=first, path=path, epochs=epochs)]
-    cut = read_history(ctx, answer["cut"]["history"], f"fit(..., epochs={first})",
+    cut = read_history(ctx, answer.cut.history, f"fit(..., epochs={first})",
                        {k: len(v[:first]) for k, v in expected.items()})
     lengths = {k: len(v) for k, v in expected.items()}
-    hint = msg.HINT_CKPT_EPOCHS.format(epochs=epochs) if _length(answer["resumed"]["history"]) == epochs + first \
+    hint = msg.HINT_CKPT_EPOCHS.format(epochs=epochs) if _length(answer.resumed.history) == epochs + first \
         else msg.HINT_CKPT_HISTORY
-    resumed = read_history(ctx, answer["resumed"]["history"], "the resumed fit", lengths, hint=hint)
+    resumed = read_history(ctx, answer.resumed.history, "the resumed fit", lengths, hint=hint)
     for key in ("train_loss", "val_loss"):
         ctx.compare(cut[key], expected[key][:first], f'history["{key}"] of the first {first} epochs',
                     inputs=inputs, source=source, tol=TOL)
-    compare_params(ctx, answer["resumed"]["params"], params, "at the end of the resumed run", inputs=inputs,
+    compare_params(ctx, answer.resumed.params, params, "at the end of the resumed run", inputs=inputs,
                    source=source, mistakes=resume_mistakes(setup, val, epochs, first))
     for key in ("train_loss", "val_loss"):
         ctx.compare(resumed[key], expected[key], f'history["{key}"] of the resumed run', inputs=inputs,
@@ -510,5 +510,5 @@ def checkpoint(ctx: Context) -> None:
         check_resume(ctx, path)
     answer = ctx.ask("resume_from_pickle", "resuming fit from a checkpoint that holds a pickle",
                      **CKPT_SETUP.args(), path=CKPT_PATHS[0])
-    if answer["tripped"] is not False:
+    if answer.tripped is not False:
         raise CheckFailed(msg.CKPT_UNPICKLED.format(**msg.header(ctx.task)))

@@ -200,10 +200,10 @@ def check_case(ctx: Context, case: OpCase, operands, kwargs, upstream, *, witnes
 def check_answer(ctx: Context, case: OpCase, operands, kwargs, upstream, answer: dict, expected, *,
                  witness=False) -> None:
     """The gradients of one answer of the student's rule (op_backward's or op_cost's) against ``expected``."""
-    if "grads" not in answer:
-        ctx.fail(f"{case.text}", f"a {answer['out'].get('type')}", "a Tensor")
-    slots = answer["slots"]
-    grads = ctx.sequence(answer["grads"], len(slots), f"out._backward(g) for {case.text} (one gradient per parent)")
+    if answer.grads is None or answer.slots is None:
+        ctx.fail(f"{case.text}", f"a {answer.out.get('type')}", "a Tensor")
+    slots = answer.slots
+    grads = ctx.sequence(answer.grads, len(slots), f"out._backward(g) for {case.text} (one gradient per parent)")
     arrays, names = [v for v in operands if isinstance(v, np.ndarray)], operand_names(case, operands)
     for index, (value, want) in enumerate(zip(arrays, expected)):
         if index not in slots:
@@ -316,7 +316,7 @@ def timed_rung(ctx: Context, verb: str, args: dict, *, baseline: str, timed: str
         raise ctx.student_error(reply["error"], timed)
     spent = ctx.worker.last_cpu_seconds
     try:
-        check(reply["ok"])
+        check(ctx.parsed(verb, reply["ok"], timed))
     except CheckFailed as wrong:
         return wrong
     if spent > limit:
@@ -393,7 +393,7 @@ def check_cost(ctx: Context) -> CheckFailed | None:
                       hint=cost.hint, base=msg.COST_BASE_FORWARD)
 
     def check(answers) -> None:  # what was timed is what is checked: a rule cannot be fast here by being wrong here
-        if not isinstance(answers, list) or len(answers) != len(sets) or not all(isinstance(a, dict) for a in answers):
+        if answers is None or len(answers) != len(sets):
             ctx.fail(f"the answers of the backward rule of {cost.text}", "something else", f"{len(sets)} answers")
         for operands, upstream, answer in zip(sets, upstreams, answers):
             _, expected = ctx.expected(f"vjp of {case.task} {case.text}", partial(reference.expected_vjp, case.torch),

@@ -146,14 +146,14 @@ def check_run(ctx: Context, run: Run, hint: str) -> None:
     answer = ctx.ask("optimizer_run", run.doing(), hint=msg.HINT_SKIP_NONE if run.skips else None,
                      package="sub_optim", kind=run.kind, hyper=run.hyper, start=run.start, grads=run.grads,
                      save_after=run.save_after, zero_grad=run.zero_grad)
-    done = run.save_after if "state_error" in answer else len(run.grads)
-    if not (len(answer["steps"]) == len(answer["in_place"]) == done
-            and all(len(row) == len(run.start) for row in answer["steps"] + answer["in_place"])
-            and (not run.zero_grad or len(answer.get("grads", ())) == len(run.start))):
+    done = run.save_after if answer.state_error is not None else len(run.grads)
+    if not (len(answer.steps) == len(answer.in_place) == done
+            and all(len(row) == len(run.start) for row in answer.steps + answer.in_place)
+            and (not run.zero_grad or len(answer.grads or ()) == len(run.start))):
         raise CheckFailed(msg.ANSWER_INCOMPLETE.format(doing=run.doing(), **head))
     yours = [[ctx.array(claim, x.shape, msg.OPTIM_DATA.format(index=i, step=k + 1))
-              for i, (claim, x) in enumerate(zip(claims, run.start))] for k, claims in enumerate(answer["steps"])]
-    for k, same in enumerate(answer["in_place"]):
+              for i, (claim, x) in enumerate(zip(claims, run.start))] for k, claims in enumerate(answer.steps)]
+    for k, same in enumerate(answer.in_place):
         moved = [i for i, kept in enumerate(same) if kept is not True]
         if moved:
             raise CheckFailed(msg.OPTIM_NOT_IN_PLACE.format(step=k + 1, index=moved[0], call=run.call, **head))
@@ -164,15 +164,15 @@ def check_run(ctx: Context, run: Run, hint: str) -> None:
                 ctx.compare(value, expected[k][i], msg.OPTIM_WHAT.format(index=i, step=k + 1),
                             inputs=lambda i=i, k=k: run.inputs(i, k), source=msg.OPTIM_SOURCE.format(kind=run.kind),
                             hint=diagnosis(run, yours) or hint, tol=TOL)
-    if "state_error" in answer:
-        error = answer["state_error"]
-        entries = ", ".join(f"{key!r} ({kind})" for key, kind in error["entries"] or ())
+    if answer.state_error is not None:
+        error = answer.state_error
+        entries = ", ".join(f"{key!r} ({kind})" for key, kind in error.entries or ())
         raise CheckFailed(msg.lines(
-            msg.OPTIM_STATE_UNSAVED.format(call=run.call, step=run.save_after, error=error["error"], **head),
-            error["entries"] is None and msg.OPTIM_STATE_TYPE.format(type=error["type"]),
+            msg.OPTIM_STATE_UNSAVED.format(call=run.call, step=run.save_after, error=error.error, **head),
+            error.entries is None and msg.OPTIM_STATE_TYPE.format(type=error.type),
             entries and msg.OPTIM_STATE_ENTRIES.format(entries=entries),
             msg.HINT.format(hint=msg.HINT_OPTIM_STATE)))
-    for i, claim in enumerate(answer["grads"] if run.zero_grad else ()):
+    for i, claim in enumerate(answer.grads if run.zero_grad else ()):
         if claim.get("type") != "NoneType":
             zeros = claim.get("kind") == "ndarray" and not np.any(claim["array"])
             raise CheckFailed(msg.OPTIM_GRAD_NOT_NONE.format(
@@ -243,7 +243,7 @@ def ignores_momentum_and_decay(ctx: Context) -> bool:
                      grads=grads, save_after=None, zero_grad=False)
     plain = ctx.expected("torch.optim's steps", torch_steps, Run("SGD", {"lr": hyper["lr"]}, START, grads))
     try:
-        yours = [[ctx.array(claim, x.shape, "") for claim, x in zip(claims, START)] for claims in answer["steps"]]
+        yours = [[ctx.array(claim, x.shape, "") for claim, x in zip(claims, START)] for claims in answer.steps]
     except (CheckFailed, KeyError, TypeError, ValueError):
         return False  # the ladder below says what is wrong
     return len(yours) == len(plain) and all(

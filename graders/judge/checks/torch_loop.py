@@ -94,21 +94,21 @@ def check_fit_torch(ctx: Context, device: str, setup: TorchSetup = TorchSetup())
                      timeout=TIMEOUT[device], package=PACKAGE, task=ctx.task.id, state=setup.state(), X=X, Y=Y,
                      val=val, batch_size=setup.batch_size, lr=setup.lr, momentum=setup.momentum,
                      epochs=setup.epochs, device=device)
-    history = read_history(ctx, answer["history"], "fit_torch", {"train_loss": setup.epochs, "val_loss": setup.epochs})
+    history = read_history(ctx, answer.history, "fit_torch", {"train_loss": setup.epochs, "val_loss": setup.epochs})
 
-    if not any(on(device, d) for d in answer["model_to"]):
-        calls = ", ".join(f".to({d!r})" for d in answer["model_to"]) or "none"
+    if not any(on(device, d) for d in answer.model_to):
+        calls = ", ".join(f".to({d!r})" for d in answer.model_to) or "none"
         raise CheckFailed(msg.TORCH_MODEL_NOT_MOVED.format(device=device, calls=calls, **msg.header(ctx.task)))
-    moved = {number for number, d in answer["moves"] if on(device, d)}
-    unmoved = [label for number, label in enumerate(answer["yielded"]) if number not in moved]
+    moved = {number for number, d in answer.moves if on(device, d)}
+    unmoved = [label for number, label in enumerate(answer.yielded) if number not in moved]
     if unmoved:
-        raise CheckFailed(msg.TORCH_BATCH_NOT_MOVED.format(count=len(unmoved), total=len(answer["yielded"]),
+        raise CheckFailed(msg.TORCH_BATCH_NOT_MOVED.format(count=len(unmoved), total=len(answer.yielded),
                                                            device=device, which=unmoved[0], **msg.header(ctx.task)))
-    check_torch_modes(ctx, answer["forwards"])
+    check_torch_modes(ctx, answer.forwards)
 
     expected, params = reference_run(setup, device)
     names = list(setup.state())
-    yours = read_params(ctx, answer["params"], names, [p.shape for p in params], "after fit_torch")
+    yours = read_params(ctx, answer.params, names, [p.shape for p in params], "after fit_torch")
     inputs, source = setup.lines(device), msg.TORCH_SOURCE.format(device=device)
     hint = None
     if not all(np.allclose(y, e, rtol=TOL.rtol, atol=TOL.atol) for y, e in zip(yours, params)):

@@ -1,0 +1,242 @@
+"""What each worker verb answers, parsed once into a small typed object.
+
+The worker builds its answers with the judge's own code, but in the process that runs student code, and that
+code can change what comes back. So an answer is checked once, where it arrives (``Context.ask``), against the
+type its verb answers with: a field it lacks, or one of another JSON type, fails the check as "came back
+incomplete or malformed", the submission's doing, never as a KeyError or TypeError deep in a check that would
+read as the grader's own failure. A claim (``Claim``) is what ``worker.claims`` made of one value; the checks read
+those with ``Context.array``, ``number`` and ``sequence``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+
+Claim = dict  # a value as worker.claims describes it: {"kind", "type", and its "array", "value" or "items"}
+
+
+class Malformed(Exception):
+    """An answer that is not of its verb's type."""
+
+
+@dataclass(frozen=True)
+class OpRule:
+    """op_backward, and each answer of op_cost: the output, and the rule's gradients (none when out is not a
+    Tensor) with the operand each belongs to."""
+    out: Claim
+    slots: list[int] | None = None
+    grads: Claim | None = None
+
+
+@dataclass(frozen=True)
+class Graph:
+    grads: list[Claim]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One scenario of engine_errors: what it returned (``did_return``), or the exception it raised."""
+    returned: object = None
+    raised: dict | None = None
+    did_return: bool = False
+
+
+@dataclass(frozen=True)
+class NoGradProbe:
+    seen: dict[str, object]
+    inside_requires_grad: object
+    inside_parents: int
+    inside_data: Claim
+    outside_requires_grad: object
+    outside_parents: int
+
+
+@dataclass(frozen=True)
+class StateError:
+    error: str
+    type: str
+    entries: list | None
+
+
+@dataclass(frozen=True)
+class OptimizerRun:
+    steps: list[list[Claim]]
+    in_place: list[list[object]]
+    grads: list[Claim] | None = None
+    state_error: StateError | None = None
+
+
+@dataclass(frozen=True)
+class Epoch:
+    """One pass over a loader: each batch as the worker saw it (a pair of sides, each a Tensor's claims)."""
+    batches: list[dict]
+    too_many: bool
+
+
+@dataclass(frozen=True)
+class LoaderEpochs:
+    loaders: list[list[Epoch]]
+    length: Claim | None = None
+
+
+@dataclass(frozen=True)
+class TrainEpoch:
+    loss: Claim
+    params: list[Claim]
+    forwards: list
+    steps: int
+    most_alive: int
+
+
+@dataclass(frozen=True)
+class Evaluate:
+    loss: Claim
+    forwards: list
+    training_after: bool
+    grad_enabled_after: bool
+    params: list[Claim]
+
+
+@dataclass(frozen=True)
+class Clip:
+    total: Claim
+    grads: list[Claim]
+    same_array: list[bool]
+
+
+@dataclass(frozen=True)
+class Fit:
+    history: Claim
+    params: list[Claim]
+
+
+@dataclass(frozen=True)
+class FitEndToEnd:
+    params: list[Claim]
+    train_loss: list[float] | None = None
+
+
+@dataclass(frozen=True)
+class ResumeFromPickle:
+    tripped: bool
+
+
+@dataclass(frozen=True)
+class Files:
+    """What a checkpointed fit left at its path, and what np.load made of it."""
+    at_path: bool
+    with_npz: bool
+    near: list[str]
+    loads: str | None = None
+    load_error: str | None = None
+
+
+@dataclass(frozen=True)
+class FitResume:
+    whole: Fit
+    cut: Fit
+    files: Files
+    resumed: Fit
+
+
+@dataclass(frozen=True)
+class FitTorch:
+    history: Claim
+    params: list[Claim]
+    forwards: list
+    model_to: list
+    moves: list[list]
+    yielded: list
+    param_devices: list[str] = field(default_factory=list)
+
+
+# Each verb's answer, written out (worker.main.verbs() answers them); None: a claim itself, or nothing.
+OF_VERB: dict[str, type | None] = {
+    "loader_epochs": LoaderEpochs,
+    "train_epoch_watched": TrainEpoch,
+    "evaluate_watched": Evaluate,
+    "clip": Clip,
+    "fit_history": Fit,
+    "fit_end_to_end": FitEndToEnd,
+    "resume_from_pickle": ResumeFromPickle,
+    "fit_resume": FitResume,
+    "optimizer_run": OptimizerRun,
+    "unbroadcast": Claim,
+    "op_backward": OpRule,
+    "op_cost": list[OpRule] | None,
+    "unbroadcast_cost": Claim | None,
+    "graph": Graph,
+    "engine_errors": dict[str, Outcome],
+    "no_grad_probe": NoGradProbe,
+    "fit_torch_watched": FitTorch,
+}
+
+
+def parse(verb: str, raw):
+    """``raw``, the worker's answer to ``verb``, as its type; raises Malformed when it is not one. A verb not in
+    the table (a test's own) comes back as it is."""
+    return _as(OF_VERB[verb], raw, verb) if verb in OF_VERB else raw
+
+
+def _as(kind, raw, where: str):
+    if kind is object:
+        return raw
+    if kind is None or kind is type(None):
+        if raw is not None:
+            raise Malformed(where)
+        return None
+    origin = typing.get_origin(kind)
+    if origin in (typing.Union, types.UnionType):
+        for option in typing.get_args(kind):
+            try:
+                return _as(option, raw, where)
+            except Malformed:
+                continue
+        raise Malformed(where)
+    if origin is list:
+        if not isinstance(raw, list):
+            raise Malformed(where)
+        (item,) = typing.get_args(kind)
+        return [_as(item, value, where) for value in raw]
+    if origin is dict:
+        if not isinstance(raw, dict):
+            raise Malformed(where)
+        _, item = typing.get_args(kind)
+        return {key: _as(item, value, where) for key, value in raw.items()}
+    if kind is Outcome:
+        return _outcome(raw, where)
+    if dataclasses.is_dataclass(kind):
+        return _record(kind, raw, where)
+    if kind is float:
+        ok = isinstance(raw, (int, float)) and not isinstance(raw, bool)
+    elif kind is int:
+        ok = isinstance(raw, int) and not isinstance(raw, bool)
+    else:
+        ok = isinstance(raw, kind)
+    if not ok:
+        raise Malformed(where)
+    return raw
+
+
+def _record(kind, raw, where: str):
+    if not isinstance(raw, dict):
+        raise Malformed(where)
+    hints = typing.get_type_hints(kind)
+    values = {}
+    for one in dataclasses.fields(kind):
+        if one.name in raw:
+            values[one.name] = _as(hints[one.name], raw[one.name], f"{where}.{one.name}")
+        elif one.default is dataclasses.MISSING and one.default_factory is dataclasses.MISSING:
+            raise Malformed(f"{where}.{one.name}")
+    return kind(**values)
+
+
+def _outcome(raw, where: str) -> Outcome:
+    if not isinstance(raw, dict) or len(raw) != 1 or not {"returned", "raised"} >= set(raw):
+        raise Malformed(where)
+    if "raised" in raw:
+        return Outcome(raised=_as(dict, raw["raised"], where))
+    return Outcome(returned=raw["returned"], did_return=True)
