@@ -151,6 +151,21 @@ def test_the_config_sets_what_autograde_needs_and_comments_every_setting(tmp_pat
             assert lines[number - 1].startswith("#"), f"no comment above {line!r}"
 
 
+def test_the_written_config_passes_ruff(tmp_path):
+    """The config is written from a template string: ruff checks what it writes, as it checks the package."""
+    import shutil
+    import subprocess
+
+    ruff = shutil.which("ruff")
+    if ruff is None:
+        pytest.skip("ruff is not installed (the dev extra)")
+    (tmp_path / "nbgrader_config.py").write_text(nbgrader_course.config_text("lab", ["tensor.py", "optim.py"]))
+    rules = ["--select", "E,F,W,I,B,UP", "--ignore", "E741,B905", "--line-length", "120"]  # the package's
+    result = subprocess.run([ruff, "check", "--no-cache", "--isolated", *rules, "nbgrader_config.py"], cwd=tmp_path,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 def test_the_course_holds_the_stubs_and_the_notebook(tmp_path):
     """Does build_course write the config, exercises/' text for every stub file, and the notebook?"""
     written = nbgrader_course.build_course(tmp_path, "lab")
