@@ -7,6 +7,6 @@ import sys
 if sys.path and os.path.abspath(sys.path[0] or os.curdir) == os.getcwd():
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from graders.cli import main  # noqa: E402
+from graders.cli import run  # noqa: E402
 
-raise SystemExit(main())
+run()

@@ -74,9 +74,10 @@ def versions() -> dict:
 
 def import_torch_beside(tasks: list[Task]) -> threading.Thread | None:
     """Import torch in a thread of its own while the first tasks run, when the judge will need it even with every
-    expected value kept: for the oracles that the workers of 1.2, 1.3 and 5.4 ask (unbroadcast, the epochs) and
-    for the expected runs of 5.4 to 6.2. A task that needs it sooner waits for the import (the module's lock)."""
-    if "torch" in sys.modules or not any(task.asks_judge or task.module in ("train", "torch_loop") for task in tasks):
+    expected value kept: for the loop's oracles (train_epoch and evaluate, which fit asks while 5.4 and 5.5 are
+    graded) and for the expected runs of 5.4 to 6.2. A task that needs it sooner (a cold grade) waits for the
+    import (the module's lock)."""
+    if "torch" in sys.modules or not any(task.module in ("train", "torch_loop") for task in tasks):
         return None
     thread = threading.Thread(target=importlib.import_module, args=("torch",), name="import torch", daemon=True)
     thread.start()

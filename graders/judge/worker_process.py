@@ -113,19 +113,23 @@ def untrusted(value):
 
 
 def _unbroadcast_oracle(grad, shape) -> np.ndarray:
-    """``grad`` summed down to ``shape`` with torch (sum_to_size): what the reference unbroadcast returns."""
+    """``grad`` summed down to ``shape``: the leading axes it has beyond the shape, then (kept) every axis where the
+    shape has size 1, what torch's ``sum_to_size`` does, and what the reference unbroadcast returns. In numpy: the
+    judge answers it without importing torch, from the first op task on."""
     if not (isinstance(grad, np.ndarray) and grad.dtype == np.float64 and grad.ndim <= MAX_ORACLE_DIMS):
         raise ValueError(f"unbroadcast needs a float64 array of at most {MAX_ORACLE_DIMS} axes")
     if not (isinstance(shape, list) and len(shape) <= MAX_ORACLE_DIMS
             and all(type(n) is int and n >= 0 for n in shape)):
         raise ValueError("unbroadcast needs a shape of sizes")
-    import torch
-
-    try:
-        summed = torch.from_numpy(grad).sum_to_size(shape) if shape else torch.from_numpy(grad).sum()
-    except RuntimeError:
-        raise ValueError(f"a gradient of shape {grad.shape} cannot be summed down to shape {tuple(shape)}") from None
-    return np.array(summed.numpy(), dtype=np.float64).reshape(shape)
+    lead = grad.ndim - len(shape)
+    kept = grad.shape[lead:] if lead >= 0 else ()
+    if lead < 0 or any(have != want and want != 1 for have, want in zip(kept, shape)):
+        raise ValueError(f"a gradient of shape {grad.shape} cannot be summed down to shape {tuple(shape)}")
+    summed = grad.sum(axis=tuple(range(lead))) if lead else grad
+    ones = tuple(axis for axis, (have, want) in enumerate(zip(kept, shape)) if want == 1 and have != 1)
+    if ones:
+        summed = summed.sum(axis=ones, keepdims=True)
+    return np.array(summed, dtype=np.float64).reshape(shape)
 
 
 # What a worker may ask the judge for in the middle of a request (worker.verbs.ask_judge), by name; a worker
