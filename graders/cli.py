@@ -42,19 +42,21 @@ def _grade(args) -> int:
     from graders.judge.grade import ERROR
     from graders.results import outputs, pictures
 
-    drawing = pictures.import_beside() if args.results or args.markdown else None  # loss.png, beside them
+    painter = pictures.Painter.start() if args.results or args.markdown else None  # loss.png, beside them
     try:
-        graded = pipeline.grade_submission(args.submission, key=args.key, tasks=args.tasks, isolation=args.isolation,
-                                           deadline=args.deadline)
-    except (layout.SubmissionError, RuntimeError) as error:
-        print(f"autograd-lab grade: {error}", file=sys.stderr)
-        return 2
+        try:
+            graded = pipeline.grade_submission(args.submission, key=args.key, tasks=args.tasks,
+                                               isolation=args.isolation, deadline=args.deadline)
+        except (layout.SubmissionError, RuntimeError) as error:
+            print(f"autograd-lab grade: {error}", file=sys.stderr)
+            return 2
+        print(scorecard.table(graded.result, seconds=graded.report.seconds))
+        outputs.write_views(graded.report, graded.result, results=args.results, markdown_path=args.markdown,
+                            junit=args.junit, classroom_path=args.classroom, warn=outputs.stderr_line,
+                            painter=painter)
     finally:
-        if drawing is not None:
-            drawing.join()
-    print(scorecard.table(graded.result, seconds=graded.report.seconds))
-    outputs.write_views(graded.report, graded.result, results=args.results, markdown_path=args.markdown,
-                        junit=args.junit, classroom_path=args.classroom, warn=outputs.stderr_line)
+        if painter is not None:
+            painter.close()
     return 3 if any(r.status == ERROR for r in graded.report.results) else 0
 
 

@@ -488,6 +488,32 @@ def test_without_matplotlib_the_picture_is_skipped_with_one_line(tmp_path, monke
     assert not (tmp_path / "loss.png").exists()
 
 
+def test_the_painters_picture_is_the_picture_drawn_here_byte_for_byte(tmp_path):
+    """grade's loss.png comes from a painter process started before the grade: is it the very PNG drawn in
+    process, and does a painter that cannot draw (no data, or killed) leave the drawing to the caller?"""
+    class Result:
+        task = BY_ID["5.4"]
+        data = {"train_loss": [0.5, 0.1, 0.02, float("nan")], "lesson_mse": 0.011}
+
+    report = type("Report", (), {"results": [Result()]})
+    data = pictures.loss_data(report)
+    painter = pictures.Painter()
+    try:
+        assert painter.draw(data) == pictures.loss_png(data)
+    finally:
+        painter.close()
+    killed = pictures.Painter()
+    killed.close()
+    assert killed.draw(data) is None
+    assert outputs.write_picture(report, tmp_path, painter=killed) == "loss.png"
+    assert (tmp_path / "loss.png").read_bytes() == pictures.loss_png(data)
+    idle = pictures.Painter()
+    try:
+        assert idle.draw(None) is None and idle.process.returncode == 0
+    finally:
+        idle.close()
+
+
 @pytest.mark.slow
 def test_intake_opens_only_regular_files_and_keeps_any_name(tmp_path):
     """A class with a FIFO and a sparse terabyte file beside a student's package, and a folder whose name is not

@@ -26,7 +26,7 @@ def markdown(result: dict, picture: str | None = None) -> str:
     return text.rstrip("\n") + "\n\n" + msg.PICTURE_LINK.format(file=picture) + "\n"
 
 
-def write_picture(report, folder: Path, *, warn=None) -> str | None:
+def write_picture(report, folder: Path, *, warn=None, painter: pictures.Painter | None = None) -> str | None:
     """Draw the loss curve of ``report`` into ``folder/loss.png``; its file name, or None when not drawn.
 
     A stale picture from an earlier grading is removed when there is nothing to draw.
@@ -34,6 +34,7 @@ def write_picture(report, folder: Path, *, warn=None) -> str | None:
     """
     path = Path(folder) / pictures.LOSS_PNG
     data = pictures.loss_data(report)
+    drawn = painter.draw(data) if painter is not None else None
     if data is None:
         path.unlink(missing_ok=True)
         return None
@@ -41,17 +42,19 @@ def write_picture(report, folder: Path, *, warn=None) -> str | None:
         if warn is not None:
             warn(msg.NO_PICTURES)
         return None
-    atomic_write(path, pictures.loss_png(data))
+    atomic_write(path, drawn or pictures.loss_png(data))
     return path.name
 
 
 def write_views(report, result: dict, *, results: Path | None = None, markdown_path: Path | None = None,
-                junit: Path | None = None, classroom_path: Path | None = None, warn=None) -> None:
-    """Write each view that has a path; each file is written whole or not at all."""
+                junit: Path | None = None, classroom_path: Path | None = None, warn=None,
+                painter: pictures.Painter | None = None) -> None:
+    """Write each view that has a path; each file is written whole or not at all. ``painter`` draws loss.png, if
+    given (``pictures.Painter``, started before the grade)."""
     picture = None
     if results is not None or markdown_path is not None:
         folder = Path(results if results is not None else markdown_path).parent
-        picture = write_picture(report, folder, warn=warn)
+        picture = write_picture(report, folder, warn=warn, painter=painter)
         if picture is not None and markdown_path is not None:
             picture = Path(os.path.relpath(folder / picture, Path(markdown_path).parent)).as_posix()
     if results is not None:

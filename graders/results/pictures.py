@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import importlib.util
 import io
+import json
 import statistics
+import subprocess
 import sys
-import threading
+from pathlib import Path
 
 from graders import lesson
 from graders import messages as msg
 from graders.lesson import BAR, NOISE_FLOOR
 
 LOSS_PNG = "loss.png"
+PAINT_TIMEOUT = 60.0  # seconds the painter may take to draw, once it has the data
 TOTALS_PNG = "class_totals.png"
 PASS_RATES_PNG = "class_pass_rates.png"
 
@@ -28,14 +31,45 @@ def available() -> bool:
     return importlib.util.find_spec("matplotlib") is not None
 
 
-def import_beside() -> threading.Thread | None:
-    """Import matplotlib in a thread of its own while a grade runs, for the picture drawn after it (join it before
-    drawing); None when it is not installed or imported already."""
-    if "matplotlib.pyplot" in sys.modules or not available():
-        return None
-    thread = threading.Thread(target=_pyplot, name="import matplotlib", daemon=True)
-    thread.start()
-    return thread
+class Painter:
+    """loss.png drawn by a process of its own, started before a grade: matplotlib's import (half a second) runs on
+    another core while the grade runs, rather than after it or beside it under the judge's lock on the
+    interpreter. ``draw`` gives the PNG's bytes (the same as ``loss_png``'s), or None: then the caller draws."""
+
+    def __init__(self):
+        here = str(Path(__file__).resolve().parents[2])  # where graders is: never the working folder (-I)
+        code = f"import sys; sys.path.insert(0, {here!r}); from graders.results.pictures import _paint; _paint()"
+        self.process = subprocess.Popen([sys.executable, "-I", "-c", code], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+    def draw(self, data: dict | None) -> bytes | None:
+        try:
+            png, _ = self.process.communicate(json.dumps(data).encode(), timeout=PAINT_TIMEOUT)
+        except (OSError, subprocess.TimeoutExpired, ValueError):
+            self.close()
+            return None
+        return png if self.process.returncode == 0 and png.startswith(b"\x89PNG") else None
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                stream.close()
+
+    @classmethod
+    def start(cls) -> Painter | None:
+        """A painter, where matplotlib is installed and not yet imported here; else None."""
+        return cls() if available() and "matplotlib.pyplot" not in sys.modules else None
+
+
+def _paint() -> None:
+    """The painter's process: matplotlib first, then the picture of the data on stdin (null: none) to stdout."""
+    _pyplot()
+    data = json.loads(sys.stdin.buffer.read() or b"null")
+    if data is not None:
+        sys.stdout.buffer.write(loss_png(data))
 
 
 def _pyplot():
