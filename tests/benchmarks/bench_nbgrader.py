@@ -10,7 +10,7 @@ notebook's cells, the jail) beyond the judge's grade. Then one `nbgrader autogra
 ``--class-size`` copies of that student, as an instructor runs it, against as many `autograd-lab grade` runs:
 nbgrader's own start (about 2.4 s of imports) and the judge's torch import are paid once there. Figures, not
 pass/fail: the machines are shared and noisy.
-Needs nbgrader (the dev extra).
+Needs nbgrader (a dependency of the package) and a kernel that can import numpy.
 """
 
 from __future__ import annotations
