@@ -4,7 +4,8 @@ A check's ``forall`` draws its examples with Hypothesis, derandomized or seeded 
 always draws the same examples in the same order. Drawing them is most of a grade's time, and every
 submission graded with the key would pay for it again. This cache keeps them, one file per call of
 ``forall``, under a folder named by everything the draw depends on: the graders' source, the given code and
-the versions of Python, numpy and Hypothesis. A change of any of them starts a fresh folder.
+the versions of Python, numpy and Hypothesis, and whether CUDA is there (its witness confirms every
+expected value). A change of any of them starts a fresh folder.
 
 What is cached is only what Hypothesis drew (arrays, numbers, shapes, the checks' own small setups), never a
 submission's answer. A file is read back with an unpickler that builds nothing but those types, so a file
@@ -65,9 +66,13 @@ _FINGERPRINT: list[str] = []
 def fingerprint() -> str:
     """What every draw depends on besides the key, as one digest (computed once per process)."""
     if not _FINGERPRINT:
+        from graders.judge import reference  # imports torch only where a GPU is there to be asked about
+
+        # The device too: on a machine with CUDA every expected value was also confirmed on it (reference.py).
         text = json.dumps({"autograd-lab": __version__, "graders": paths.graders_fingerprint(),
                            "python": platform.python_version(), "numpy": np.__version__,
-                           "hypothesis": hypothesis.__version__}, sort_keys=True)
+                           "hypothesis": hypothesis.__version__,
+                           "devices": "cpu, cuda" if reference.cuda_available() else "cpu"}, sort_keys=True)
         _FINGERPRINT.append(hashlib.sha256(text.encode()).hexdigest()[:24])
     return _FINGERPRINT[0]
 
