@@ -138,3 +138,26 @@ def test_kept_expected_values_cannot_be_changed_by_a_check():
     examples_cache.read_only(value)
     with pytest.raises(ValueError):
         value[1][1]["w"][0] = 1.0
+
+
+def test_a_batch_past_its_timeout_leaves_a_ready_process_for_the_requests_asked_alone():
+    """A batch the worker cannot answer in time is dropped and its process stopped; a fresh one is started and
+    waited for before its requests are asked one at a time, so a process's start (torch's import, on a loaded
+    machine) never counts against the first of them."""
+    import numpy as np
+
+    from graders.judge import layout, sandbox
+    from graders.judge.worker_process import Worker
+
+    chosen = sandbox.choose("limits")
+    laid = layout.lay_out(SOLUTIONS, sandbox.scratch_parent(chosen, None))
+    try:
+        with Worker(laid, isolation=chosen) as worker:
+            request = ("unbroadcast", {"package": "sub_tensor", "grad": np.ones((2, 3)), "shape": [3]})
+            assert len(worker.request_batch([request] * 3, timeout=30.0)) == 3
+            assert worker.request_batch([request] * 3, timeout=1e-4) is None
+            assert worker.starts == 2 and worker.process is not None and worker.process.poll() is None
+            assert "ok" in worker.request(*request, timeout=10.0)
+            assert worker.starts == 2  # the restarted process answered: nothing started within the request
+    finally:
+        laid.cleanup()

@@ -78,6 +78,8 @@ def group_of(verb: str, args: dict) -> tuple[str, ...]:
     """The packages the process answering ``verb`` sees: the one it names, and the marker of the oracles it asks
     (a batch: those of its requests, which ``Worker.request_batch`` keeps to one group)."""
     if verb == BATCH:
+        if not args["requests"]:  # an empty batch: only to have the process ready (Worker.request_batch)
+            return tuple(args["group"])
         first = args["requests"][0]
         return group_of(first["verb"], first["args"])
     package = args.get("package")
@@ -90,6 +92,7 @@ def group_of(verb: str, args: dict) -> tuple[str, ...]:
 
 MAX_ORACLE_DIMS = 8
 BATCH = "batch"  # the worker's verb for many requests in one round trip (worker.main)
+READY_TIMEOUT = 60.0  # seconds a restarted process may take to start serving (torch's import, on a loaded machine)
 MAX_UNTRUSTED_TEXT = 300
 # Terminal escape sequences (CSI, OSC), then what is left of control and invisible formatting characters.
 _ESCAPE_SEQUENCES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.?")
@@ -444,13 +447,24 @@ class Worker:
             reply = self.request(BATCH, {"requests": [{"verb": verb, "args": args} for verb, args in requests]},
                                  timeout)
         except (WorkerDied, WorkerTimedOut):
-            return None
+            return self._restarted(groups.pop())
         replies = reply.get("ok")
         if not (isinstance(replies, list) and len(replies) == len(requests) and all(
                 isinstance(one, dict) and set(one) in ({"ok"}, {"error"}) for one in replies)):
             self._stop(self._current)
-            return None
+            return self._restarted(groups.pop())
         return replies
+
+    def _restarted(self, packages: tuple[str, ...]) -> None:
+        """Start a fresh process for ``packages`` and wait until it serves (its preloads, torch among them, done):
+        the requests of the batch that stopped the last one are now asked one at a time, each within its own
+        timeout, and a process's start must not count against the first of them (it did not in a grade without
+        batches either: the processes start with the grade). A start that fails is the next request's to report."""
+        try:
+            self.request(BATCH, {"requests": [], "group": list(packages)}, READY_TIMEOUT)
+        except (WorkerDied, WorkerTimedOut):
+            pass
+        return None
 
     @staticmethod
     def _reader(fd: int, deadline: float, popen: subprocess.Popen):
