@@ -18,6 +18,7 @@ The folder is private to the instructor (0700) and never mounted into a worker's
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import io
 import json
@@ -60,21 +61,17 @@ def folder() -> Path | None:
     return Path(base) / "autograd-lab" / "examples"
 
 
-_FINGERPRINT: list[str] = []
-
-
+@functools.cache
 def fingerprint() -> str:
     """What every draw depends on besides the key, as one digest (computed once per process)."""
-    if not _FINGERPRINT:
-        from graders.judge import reference  # imports torch only where a GPU is there to be asked about
+    from graders.judge import reference  # imports torch only where a GPU is there to be asked about
 
-        # The device too: on a machine with CUDA every expected value was also confirmed on it (reference.py).
-        text = json.dumps({"autograd-lab": __version__, "graders": paths.graders_fingerprint(),
-                           "python": platform.python_version(), "numpy": np.__version__,
-                           "hypothesis": hypothesis.__version__,
-                           "devices": "cpu, cuda" if reference.cuda_available() else "cpu"}, sort_keys=True)
-        _FINGERPRINT.append(hashlib.sha256(text.encode()).hexdigest()[:24])
-    return _FINGERPRINT[0]
+    # The device too: on a machine with CUDA every expected value was also confirmed on it (reference.py).
+    text = json.dumps({"autograd-lab": __version__, "graders": paths.graders_fingerprint(),
+                       "python": platform.python_version(), "numpy": np.__version__,
+                       "hypothesis": hypothesis.__version__,
+                       "devices": "cpu, cuda" if reference.cuda_available() else "cpu"}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
 def entry(task: str, index: int, strategy, examples: int, key: int | None) -> Path | None:
@@ -124,7 +121,7 @@ def save(path: Path | None, kept: Kept) -> None:
     if path is None or not kept.changed:
         return
     try:
-        private = folder() / fingerprint()
+        private = path.parent.parent  # <folder>/<fingerprint>/<key>/<file>, as entry() named it
         private.parent.mkdir(parents=True, exist_ok=True)
         if not private.exists():
             _prune(private.parent)

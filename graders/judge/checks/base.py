@@ -285,7 +285,7 @@ class Context:
                 try:
                     test(value)
                 except _Planned as request:
-                    if not request.measure_cpu:
+                    if request.digest is not None and not request.measure_cpu:  # timed rungs go alone
                         planned.append(request)
                 except Exception:  # noqa: BLE001 - the test fails the same way when it runs for real
                     pass
@@ -378,9 +378,9 @@ class _Planned(Exception):  # noqa: N818 - not an error: a request recorded inst
         super().__init__(verb)
         self.verb, self.fields, self.timeout, self.measure_cpu = verb, args, timeout, measure_cpu
         try:
-            self.digest = examples_cache.digest(verb, args)
-        except TypeError:  # not a request a batch can match
-            self.measure_cpu = True
+            self.digest: str | None = examples_cache.digest(verb, args)
+        except TypeError:  # not a request a batch can match: it is asked alone
+            self.digest = None
 
 
 @contextlib.contextmanager
