@@ -33,7 +33,7 @@ from pathlib import Path
 
 from solution_scan import world_readable_copies
 
-from graders.judge import uids
+from graders.judge import forkserver, uids
 from graders.judge.grade import ERROR, PASSED, Report
 from graders.paths import EXERCISES, REPO, SOLUTIONS
 from graders.tasks import BY_ID
@@ -228,13 +228,19 @@ def _partial(forward, arrays, k, index, g):
     return float(np.sum(g * forward(*shifted).imag)) / h
 '''
 
-# Finds the worker's response pipe from its command line: ``serve(request_fd, response_fd, ...)``.
+# Finds the worker's response pipe: its one descriptor that is a pipe open for writing only (stdout and stderr are
+# files), whether the worker was started cold or forked.
 RESPONSE_FD = '''
 def _response_fd():
-    import re
-    with open("/proc/self/cmdline", "rb") as f:
-        found = re.search(rb"serve\\((\\d+), (\\d+)", f.read())
-    return int(found[2]) if found else None
+    import fcntl, os
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            pipe = os.readlink("/proc/self/fd/" + name).startswith("pipe:")
+            if pipe and fcntl.fcntl(int(name), fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY:
+                return int(name)
+        except OSError:
+            pass
+    return None
 '''
 
 # A payload that would leave a file behind if anyone ever unpickled it.
@@ -1292,10 +1298,11 @@ def descendants(table: dict, root: int) -> set[int]:
 
 def ours(table: dict, needles: tuple[str, ...]) -> set[int]:
     """The processes this test is answerable for: its descendants, and any whose command line names one of
-    ``needles`` (the scratch folder, the marker)."""
+    ``needles`` (the scratch folder, the marker); never the judge's own fork servers (graders.judge.forkserver),
+    which a first grade in this process starts and every later one uses."""
     found = descendants(table, os.getpid())
     found |= {pid for pid, (_, _, command) in table.items() if any(n and n in command for n in needles)}
-    return found
+    return found - forkserver.pids()
 
 
 def marked_paths(marker: str, folders) -> list[str]:

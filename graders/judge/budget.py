@@ -105,10 +105,15 @@ class Budget:
     def active(self) -> bool:
         return bool(self.procs)
 
+    def procs_fds(self) -> list[int]:
+        """Every cgroup's ``cgroup.procs``, open for writing: a process joins by writing its pid (the caller
+        closes them)."""
+        return [os.open(path, os.O_WRONLY | os.O_CLOEXEC) for path in self.procs]
+
     def joiner(self):
         """What a worker's child runs before exec (as root, before dropping privileges): join every cgroup. The
         files are opened here, before the fork; the child only writes its pid."""
-        fds = [os.open(path, os.O_WRONLY | os.O_CLOEXEC) for path in self.procs]
+        fds = self.procs_fds()
 
         def join() -> None:
             pid = str(os.getpid()).encode()

@@ -3,7 +3,12 @@ descendants, and the environment that keeps each on one thread."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import subprocess
+
+from graders.judge import uids
 
 # BLAS and OpenMP on one thread each: a grade's numbers must not depend on how many cores the machine has, and
 # a class's judges share the cores between them.
@@ -24,7 +29,23 @@ def parents() -> dict[int, int]:
 
 
 def children(pid: int) -> list[int]:
-    return [child for child, parent in parents().items() if parent == pid]
+    """The children of ``pid``: from the kernel's list of each of its threads' children
+    (``/proc/<pid>/task/<tid>/children``), or from the whole process table where the kernel keeps no such list."""
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    found = []
+    for tid in threads:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                found += [int(child) for child in f.read().split()]
+        except FileNotFoundError:
+            if os.path.isdir(f"/proc/{pid}/task/{tid}"):  # the thread is there, its list is not: none kept
+                return [child for child, parent in parents().items() if parent == pid]
+        except (OSError, ValueError):
+            pass  # the thread ended meanwhile
+    return found
 
 
 def descendants(pid: int, of: dict[int, int] | None = None) -> list[int]:
@@ -37,3 +58,17 @@ def descendants(pid: int, of: dict[int, int] | None = None) -> list[int]:
         found += below
         todo += below
     return found
+
+
+def kill_tree(popen: subprocess.Popen) -> None:
+    """Kill a process the judge started and everything below it, and wait for them (those below are handed to the
+    judge, a child subreaper, as their parents die)."""
+    below = descendants(popen.pid)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(popen.pid, signal.SIGKILL)
+    for pid in below:
+        uids.signal_if_uid(pid, None, signal.SIGKILL)
+    popen.wait()
+    for pid in below:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)

@@ -33,9 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
-from graders.judge import bubblewrap, budget, sandbox, uids
+from graders.judge import bubblewrap, budget, forkserver, sandbox, uids
 from graders.judge.layout import ORACLE_PACKAGES, Layout
-from graders.judge.processes import THREADS_ENV, children, descendants, parents
+from graders.judge.processes import THREADS_ENV, children, descendants, kill_tree, parents
 from graders.tasks import BY_ID
 from graders.worker import protocol
 
@@ -233,7 +233,9 @@ def _preexec(limits: Limits, drop, join=lambda: None):
 
 @dataclass
 class _Process:
-    """One worker process: the packages it serves, its pipes, its uid."""
+    """One worker process: the packages it serves, its pipes, its uid. ``popen`` is the process the judge
+    started (the worker, or bubblewrap holding the sandbox of a forked worker); ``worker`` the one that answers
+    (``popen`` itself, or the worker forked into that sandbox, ``forkserver.Forked``)."""
 
     key: str
     packages: tuple[str, ...]
@@ -242,6 +244,10 @@ class _Process:
     from_worker: int
     uid: int | None
     before: set[int] = field(default_factory=set)
+    worker: subprocess.Popen | forkserver.Forked | None = None
+
+    def __post_init__(self):
+        self.worker = self.worker or self.popen
 
 
 class Worker:
@@ -269,7 +275,7 @@ class Worker:
     def process(self) -> subprocess.Popen | None:
         """The process that answered (or failed) the last request; None once it was stopped."""
         current = self._processes.get(self._current)
-        return current.popen if current else None
+        return current.worker if current else None
 
     # ----- life cycle -----
     def start(self, packages: tuple[str, ...] | None = None, *, tasks: tuple[str, ...] = ()) -> None:
@@ -279,9 +285,19 @@ class Worker:
         wanted = [packages] if packages is not None else [TORCH_PACKAGES[:1]] if self.preload else []
         for task in tasks if packages is None else ():
             wanted += [group for group in BY_ID[task].worker_groups if group not in wanted]
+        if forkserver.usable(self.isolation):
+            # Forked workers: the servers import while the judge works; a group whose server is still importing
+            # torch is started at its first request instead (in a moment, and never inside a request's time).
+            forkserver.start(torch_too=any(self._needs_torch(group) for group in wanted))
+            wanted = [group for group in wanted if not self._needs_torch(group) or forkserver.ready(torch_too=True)]
         for group in wanted:
             if ("+".join(group) or "none") not in self._processes:
                 self._start(group)
+
+    @staticmethod
+    def _needs_torch(packages: tuple[str, ...]) -> bool:
+        """Whether the process serving ``packages`` sees torch: the torch_loop's, and those with stand-ins."""
+        return any(package in TORCH_PACKAGES or package in STANDIN_PRELOAD for package in packages)
 
     def _start(self, packages: tuple[str, ...]) -> _Process:
         key = "+".join(packages) or "none"
@@ -302,33 +318,72 @@ class Worker:
             work = str(iso.work(layout, key))
             env.update(THREADS_ENV, PATH=WORKER_PATH, HOME=work, TMPDIR=work, PYTHONHASHSEED="0", MPLBACKEND="Agg")
             env.update({RUNTIME_ENV: str(iso.runtime(layout)), PACKAGES_ENV: str(iso.packages(layout, packages))})
-            argv = sandbox.wrap(_launcher(request_read, response_write, preload, refused(packages)),
-                                layout, iso, packages, uid, block_autodiff=not (may_torch or standins))
+            block_autodiff = not (may_torch or standins)
             join, release = self.budget.joiner()
-            preexec = _preexec(self.limits, sandbox.drop_privileges(iso, uid, self.hiding), join)
             with _live_lock:
                 before = set(children(os.getpid()))
                 with open(layout.log / f"{key}.stdout", "wb") as out, \
                         open(layout.log / f"{key}.stderr", "wb") as err:
                     try:
-                        popen = subprocess.Popen(
-                            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                            cwd=layout.work if iso.bubblewrap else work, env=env,
-                            pass_fds=(request_read, response_write), start_new_session=True, preexec_fn=preexec)
+                        popen, worker = None, None
+                        if forkserver.usable(iso):
+                            popen, worker = self._start_forked(packages, uid, preload, env, (out, err), join,
+                                                             (request_read, response_write), block_autodiff)
+                        if popen is None:
+                            argv = sandbox.wrap(_launcher(request_read, response_write, preload, refused(packages)),
+                                                layout, iso, packages, uid, block_autodiff)
+                            preexec = _preexec(self.limits, sandbox.drop_privileges(iso, uid, self.hiding), join)
+                            popen = subprocess.Popen(
+                                argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                cwd=layout.work if iso.bubblewrap else work, env=env,
+                                pass_fds=(request_read, response_write), start_new_session=True, preexec_fn=preexec)
                     finally:
                         os.close(request_read)
                         os.close(response_write)
                         release()
-                _live.add(popen.pid)
+                _live.update({popen.pid, (worker or popen).pid})
         except BaseException:
             if uid is not None:
                 uids.release_uid(uid)
             raise
-        process = _Process(key, packages, popen, request_write, response_read, uid, before)
+        process = _Process(key, packages, popen, request_write, response_read, uid, before, worker)
         self._processes[key] = process
         self._started.add(key)
         self.starts += 1
         return process
+
+    def _start_forked(self, packages, uid, preload, env, logs, join, pipes, block_autodiff):
+        """A worker forked (``forkserver``): bubblewrap makes the sandbox a cold worker would run in, and the
+        fork server of its kind forks the worker into it. (None, None) where that cannot be had: the worker starts
+        cold, and so does every later one of this process."""
+        iso, layout = self.isolation, self.layout
+        made = None
+        try:
+            server = forkserver.server(torch_too=self._needs_torch(packages))
+            made = forkserver.start_sandbox(
+                bubblewrap.command(layout, packages, block_autodiff), stdin=subprocess.DEVNULL, stdout=logs[0],
+                stderr=logs[1], cwd=layout.work, env=env, start_new_session=True,
+                preexec_fn=_preexec(self.limits, lambda: None, join))
+            limits = {"cpu_seconds": self.limits.cpu_seconds, "address_space": self.limits.address_space,
+                      "file_size": self.limits.file_size, "processes": self.limits.processes}
+            spec = {"sandbox": made.placeholder, "uid": uid, "cwd": str(iso.work(layout, "")), "limits": limits,
+                    "runtime": str(iso.runtime(layout)), "packages": str(iso.packages(layout, packages)),
+                    "preload": list(preload), "refuse": refused(packages),
+                    "env": {**{k: v for k, v in env.items() if k not in (RUNTIME_ENV, PACKAGES_ENV)},
+                            "PWD": str(iso.work(layout, ""))}}  # as bubblewrap's --chdir sets it
+            cgroups = self.budget.procs_fds()
+            try:
+                with open(os.devnull, "rb") as null:
+                    fds = [null.fileno(), logs[0].fileno(), logs[1].fileno(), *pipes, *cgroups]
+                    return made.process, server.spawn(spec, fds, made)
+            finally:
+                for fd in cgroups:
+                    os.close(fd)
+        except (forkserver.Unavailable, OSError, ValueError) as error:
+            forkserver.give_up(f"{type(error).__name__}: {error}")
+            if made is not None:
+                kill_tree(made.process)
+            return None, None
 
     def stop(self) -> None:
         """Stop every worker process: kill each whole process group, anything it left behind, and close the pipes."""
@@ -340,23 +395,15 @@ class Worker:
         if process is None:
             return
         pid = process.popen.pid
-        leftovers: list[int] = []
         if process.popen.poll() is None:  # not reaped yet, so its pid (and group id) is still its own
-            leftovers = descendants(pid)  # bubblewrap's own second process among them (root, in our group)
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            for child in leftovers:
-                uids.signal_if_uid(child, None, signal.SIGKILL)
+            # bubblewrap's own second process among those below (root, in our group), and a forked worker
+            kill_tree(process.popen)
         process.popen.wait()
+        if isinstance(process.worker, forkserver.Forked):
+            process.worker.wait()  # gone with its sandbox's pid namespace
+            process.worker.close()
         with _live_lock:
-            _live.discard(pid)
-        for child in leftovers:  # those reparented to us, the subreaper: reap them, or they stay zombies
-            try:
-                os.waitpid(child, 0)
-            except ChildProcessError:
-                pass
+            _live.difference_update({pid, process.worker.pid})
         if process.uid is not None:
             uids.kill_uid(process.uid)
         self._reap_orphans(process)
@@ -418,7 +465,7 @@ class Worker:
         cpu_before = self._cpu_seconds(process) if measure_cpu else (0.0, 0.0)
         try:
             protocol.write_all(process.to_worker, protocol.encode({"verb": verb, "args": args}))
-            reader = self._reader(process.from_worker, deadline, process.popen)
+            reader = self._reader(process.from_worker, deadline, process.worker)
             reply = protocol.decode(reader)
             while isinstance(reply, dict) and set(reply) == {"call"}:
                 protocol.write_all(process.to_worker, protocol.encode(_answer_call(reply["call"], packages)))
@@ -488,7 +535,9 @@ class Worker:
         thread of every process in nanoseconds while they live (``/proc/<pid>/task/*/schedstat``), and, in
         clock ticks, with what ended threads and waited-for children spent (``/proc/<pid>/stat``)."""
         live = ended = 0.0
-        for pid in [process.popen.pid, *descendants(process.popen.pid)]:
+        trees = dict.fromkeys(pid for root in dict.fromkeys((process.worker.pid, process.popen.pid))
+                              for pid in (root, *descendants(root)))
+        for pid in trees:
             for stat in glob.glob(f"/proc/{pid}/task/*/schedstat"):
                 try:
                     with open(stat) as f:
