@@ -152,12 +152,22 @@ def digest(name: str, inputs) -> str:
     return hasher.hexdigest()
 
 
+_SCALARS = frozenset({bool, int, float, str, type(None)})
+
+
 def _feed(hasher, value) -> None:
-    if isinstance(value, np.ndarray):
+    kind = type(value)  # the common kinds first, by exact type (a digest is taken for every example asked)
+    if kind is np.ndarray:
         hasher.update(f"a{value.dtype.str}{value.shape}".encode())
         hasher.update(value.tobytes())
+    elif kind in _SCALARS or isinstance(value, np.generic):
+        hasher.update(f"{kind.__name__}:{value!r};".encode())
     elif isinstance(value, (list, tuple)):
-        hasher.update(f"{type(value).__name__}{len(value)}(".encode())
+        if all(type(item) in _SCALARS for item in value):  # a shape, a row of numbers: the same bytes, at once
+            hasher.update(f"{kind.__name__}{len(value)}(".encode()
+                          + "".join(f"{type(item).__name__}:{item!r};" for item in value).encode() + b")")
+            return
+        hasher.update(f"{kind.__name__}{len(value)}(".encode())
         for item in value:
             _feed(hasher, item)
         hasher.update(b")")
@@ -168,13 +178,16 @@ def _feed(hasher, value) -> None:
             _feed(hasher, value[key])
         hasher.update(b")")
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        hasher.update(f"{type(value).__qualname__}(".encode())
+        hasher.update(f"{kind.__qualname__}(".encode())
         _feed(hasher, {f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
         hasher.update(b")")
-    elif value is None or isinstance(value, (bool, int, float, str, np.generic)):
-        hasher.update(f"{type(value).__name__}:{value!r};".encode())
+    elif isinstance(value, np.ndarray):
+        hasher.update(f"a{value.dtype.str}{value.shape}".encode())
+        hasher.update(value.tobytes())
+    elif isinstance(value, (bool, int, float, str)):
+        hasher.update(f"{kind.__name__}:{value!r};".encode())
     else:
-        raise TypeError(f"an expected value cannot depend on a {type(value).__name__}")
+        raise TypeError(f"an expected value cannot depend on a {kind.__name__}")
 
 
 def read_only(value) -> None:

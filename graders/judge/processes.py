@@ -50,11 +50,10 @@ def children(pid: int) -> list[int]:
 
 def descendants(pid: int, of: dict[int, int] | None = None) -> list[int]:
     """Every process below ``pid``, nearest first; ``of``: a table from parents() taken already."""
-    of = parents() if of is None else of
     found, todo = [], [pid]
     while todo:
         current = todo.pop()
-        below = [child for child, parent in of.items() if parent == current]
+        below = children(current) if of is None else [child for child, parent in of.items() if parent == current]
         found += below
         todo += below
     return found

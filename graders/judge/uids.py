@@ -85,20 +85,23 @@ def release_uid(uid: int) -> None:
 QUIET_SCANS = 3  # a process forked while its parent was being killed shows up a scan later
 
 
-def kill_uid(uid: int, rounds: int = 200) -> bool:
+def kill_uid(uid: int, rounds: int = 200, quiet_scans: int = QUIET_SCANS) -> bool:
     """SIGKILL every process whose real uid is ``uid`` until none is left; True when none is.
 
-    Done only after QUIET_SCANS scans in a row find none: a child forked (a
+    Done only after ``quiet_scans`` scans in a row find none: a child forked (a
     setsid daemon's double fork) while its parent was being killed can appear
-    after one empty scan. Each process is signalled through a pidfd opened
+    after one empty scan. (Once a worker's pid namespace is gone, nothing of its
+    uid can fork any more: one scan, to confirm, is enough; a process found
+    starts the count again.) Each process is signalled through a pidfd opened
     before its uid is read again, so a pid reused by another process is never
     signalled.
     """
-    quiet = 0
+    quiet, seen = 0, False
     for _ in range(rounds):
         pids = processes_of(uid)
+        seen = seen or bool(pids)
         quiet = 0 if pids else quiet + 1
-        if quiet >= QUIET_SCANS:
+        if quiet >= (QUIET_SCANS if seen else quiet_scans):
             return True
         for pid in pids:
             signal_if_uid(pid, uid, signal.SIGKILL)

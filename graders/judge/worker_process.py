@@ -99,11 +99,21 @@ _ESCAPE_SEQUENCES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
 
 
+_PLAIN = frozenset({int, float, bool, type(None), np.ndarray})  # what holds no text: as it came
+
+
 def untrusted(value):
     """A worker's answer with every string in it (dict keys too) made plain text: no lone surrogates (they
     would stop the results file from being written), no escape sequences or control characters (they would
     repaint a terminal or break XML), and at most MAX_UNTRUSTED_TEXT characters. Views escape for their own
     syntax on top of this."""
+    kind = type(value)
+    if kind is str and len(value) <= MAX_UNTRUSTED_TEXT and value.isascii() and value.isprintable():
+        return value  # nothing to take out (the common case: a name, a verb, a short message)
+    if kind is dict:
+        return {untrusted(key): item if type(item) in _PLAIN else untrusted(item) for key, item in value.items()}
+    if kind is list:
+        return [item if type(item) in _PLAIN else untrusted(item) for item in value]
     if isinstance(value, str):
         text = value.encode("utf-8", "replace").decode("utf-8")
         text = _CONTROL.sub(" ", _ESCAPE_SEQUENCES.sub("", text))
@@ -405,8 +415,11 @@ class Worker:
         with _live_lock:
             _live.difference_update({pid, process.worker.pid})
         if process.uid is not None:
-            uids.kill_uid(process.uid)
-        self._reap_orphans(process)
+            # Under bubblewrap the worker's pid namespace went with its first process (kill_tree waited for it):
+            # nothing of its uid is left to fork, and no orphan of it can be handed to the judge.
+            uids.kill_uid(process.uid, quiet_scans=1 if self.isolation.bubblewrap else uids.QUIET_SCANS)
+        if not self.isolation.bubblewrap:
+            self._reap_orphans(process)
         for fd in (process.to_worker, process.from_worker):
             os.close(fd)
         if process.uid is not None:

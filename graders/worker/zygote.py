@@ -30,6 +30,7 @@ from __future__ import annotations
 import array
 import atexit
 import ctypes
+import gc
 import json
 import os
 import random
@@ -54,6 +55,9 @@ def serve_forks(control_fd: int, torch_too: bool) -> None:
         import torch  # noqa: F401
 
         from . import standins  # noqa: F401
+    # What is imported now is shared with every fork until written: the collector is kept from walking it (its
+    # walk writes to every object, which would copy the whole heap into each worker).
+    gc.freeze()
     control = socket.socket(fileno=control_fd)
     control.sendall(b'{"ready": true}')
     while True:

@@ -11,6 +11,7 @@ those with ``Context.array``, ``number`` and ``sequence``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from dataclasses import dataclass, field
@@ -224,7 +225,7 @@ def _as(kind, raw, where: str):
 def _record(kind, raw, where: str):
     if not isinstance(raw, dict):
         raise Malformed(where)
-    hints = typing.get_type_hints(kind)
+    hints = _hints(kind)
     values = {}
     for one in dataclasses.fields(kind):
         if one.name in raw:
@@ -232,6 +233,12 @@ def _record(kind, raw, where: str):
         elif one.default is dataclasses.MISSING and one.default_factory is dataclasses.MISSING:
             raise Malformed(f"{where}.{one.name}")
     return kind(**values)
+
+
+@functools.cache
+def _hints(kind) -> dict:
+    """A record's fields' types (typing.get_type_hints evaluates them anew at every call: once per answer)."""
+    return typing.get_type_hints(kind)
 
 
 def _outcome(raw, where: str) -> Outcome:
