@@ -323,7 +323,7 @@ def test_judge_grades_the_folder_as_the_command_line_does(tmp_path):
     folder = submission(tmp_path, paths.SOLUTIONS)
     nb, resources = nbgrader_judge.JudgeGrades().preprocess(nbgrader_course.notebook(),
                                                             {"metadata": {"path": str(folder)}})
-    assert resources[nbgrader_judge.RESOURCE]["score"] == 100
+    assert nbgrader_judge.judged(resources)["score"] == 100
     skipped = [c for c in nb.cells if nbgrader_judge.SKIP in c.metadata.get("tags", ())]
     assert [nbgrader_judge.task_of(c) for c in skipped] == [t.id for t in TASKS], "the kernel runs no visible check"
     nb, _ = nbgrader_judge.JudgeScores().preprocess(nb, resources)
@@ -333,7 +333,19 @@ def test_judge_grades_the_folder_as_the_command_line_does(tmp_path):
     empty.mkdir()
     _, resources = nbgrader_judge.JudgeGrades().preprocess(nbgrader_course.notebook(),
                                                            {"metadata": {"path": str(empty)}})
-    assert resources[nbgrader_judge.RESOURCE]["error"].startswith(messages.NOTEBOOK_NOT_GRADED[:20])
+    assert nbgrader_judge.judged(resources)["error"].startswith(messages.NOTEBOOK_NOT_GRADED[:20])
+
+
+def test_what_runs_beside_the_judge_cannot_change_what_it_grades(tmp_path):
+    """The grade goes on while the kernel runs the notebook: once JudgeGrades returns, is the grade that of the
+    files as submitted, whatever is written to the folder after (the stubs over every file, here)?"""
+    folder = submission(tmp_path, paths.SOLUTIONS)
+    _, resources = nbgrader_judge.JudgeGrades().preprocess(nbgrader_course.notebook(),
+                                                           {"metadata": {"path": str(folder)}})
+    for name, text in paths.given_modules().items():
+        if (folder / name).exists():
+            (folder / name).write_text(text)
+    assert nbgrader_judge.judged(resources)["score"] == 100
 
 
 def test_the_kernels_jail_hides_the_course_and_the_checkout_but_not_the_interpreter(tmp_path):

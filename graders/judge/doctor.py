@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from graders.integrations import kernel_jail
-from graders.judge import bubblewrap, budget, sandbox
+from graders.judge import bubblewrap, budget, forkserver, sandbox
 from graders.judge.grade import versions
 
 
@@ -33,6 +33,7 @@ def report() -> str:
         f"bubblewrap:   {_bwrap_version() + ' at ' + bwrap if bwrap else 'not installed'}"
         + ("" if not bwrap or sandbox.bubblewrap_works() else " (installed, but cannot make a sandbox here)"),
         f"isolation:    {isolation.describe()}",
+        f"workers:      {forkserver.describe(isolation)}",
         f"budgets:      {budget.describe()}",
         f"nbgrader:     the notebook's kernel runs in {kernel_jail.describe()}",
         f"CUDA:         {torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'none (task 6.2 is skipped)'}",

@@ -209,6 +209,16 @@ def ready(torch_too: bool) -> bool:
         return False
 
 
+def describe(isolation) -> str:
+    """One line for doctor: how this machine's workers start."""
+    if os.environ.get(SWITCH_ENV) == "off":
+        return f"each a fresh interpreter ({SWITCH_ENV}=off)"
+    if not (isolation.bubblewrap and isolation.drop):
+        return "each a fresh interpreter (workers are forked only where the judge runs as root with bubblewrap)"
+    return ("forked into bubblewrap's sandbox from two fork servers a judge keeps (numpy; torch and the loop's "
+            "stand-ins): no interpreter start and no torch import per worker")
+
+
 def pids() -> set[int]:
     """The servers' processes: the judge's own, never a worker's leftovers."""
     return {found.process.pid for found in _servers.values() if found.process.poll() is None}

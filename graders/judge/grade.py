@@ -11,6 +11,7 @@ import platform
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -114,17 +115,22 @@ def run_task(task: Task, check, worker: Worker, lay: layout.Layout, key: int | N
 
 
 def grade(submission: Path, *, key: int | None = None, task_ids: tuple[str, ...] | None = None,
-          scratch: Path | None = None, isolation: str = "auto", deadline: float | None = GRADE_DEADLINE) -> Report:
+          scratch: Path | None = None, isolation: str = "auto", deadline: float | None = GRADE_DEADLINE,
+          laid_out: Callable[[], None] | None = None) -> Report:
     """Grade ``submission``; raises layout.SubmissionError when there is nothing to grade.
 
     ``isolation`` is "auto" (bubblewrap where it works), "bubblewrap" or "limits". ``deadline`` bounds the whole
     grade in seconds (None: no bound): a request never waits past it, and the tasks still to run then fail.
+    ``laid_out`` is called once the submission's files are copied into the grade's own folder: from then on,
+    nothing done to the submission's folder changes the grade.
     """
     start = time.perf_counter()
     stop = None if deadline is None else (time.monotonic() + deadline, deadline)
     chosen = sandbox.choose(isolation)
     lay = layout.lay_out(Path(submission), sandbox.scratch_parent(chosen, scratch))
     try:
+        if laid_out is not None:
+            laid_out()
         tasks = [task for task in TASKS if task_ids is None or task.id in task_ids]
         preload = ("torch",) if any(task.module == "torch_loop" for task in tasks) else ()
         where = Path(submission).resolve()

@@ -64,9 +64,9 @@ def serve_forks(control_fd: int, torch_too: bool) -> None:
         try:
             message, fds = _receive(control)
         except OSError:
-            return
-        if not message:
-            return
+            os._exit(0)
+        if not message:  # the judge hung up: leave at once (nothing to flush, and torch's teardown takes a second)
+            os._exit(0)
         try:
             reply = _make(json.loads(message), fds, control_fd)
         except Exception as error:  # noqa: BLE001 - a spec this cannot follow is the judge's to hear about
