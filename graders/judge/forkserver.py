@@ -247,29 +247,49 @@ class Sandbox:
     placeholder: int
 
 
+class Launching:
+    """bubblewrap making a sandbox for a placeholder: started, not waited for (a grade makes its sandboxes at once,
+    then waits for each)."""
+
+    def __init__(self, bwrap_prefix: list[str], **popen):
+        self._ready, ready_write = os.pipe()
+        try:
+            placeholder = [*PLACEHOLDER[:-1], PLACEHOLDER[-1].format(fd=ready_write)]
+            self.process = subprocess.Popen([*bwrap_prefix, "--as-pid-1", "--", *placeholder],
+                                            pass_fds=(ready_write,), **popen)
+        except BaseException:
+            os.close(self._ready)
+            raise
+        finally:
+            os.close(ready_write)
+
+    def wait(self) -> Sandbox:
+        """The sandbox, once bubblewrap has made it; raises Unavailable (and stops bubblewrap) if it does not."""
+        try:
+            if not select.select([self._ready], [], [], SANDBOX_READY_TIMEOUT)[0]:
+                raise Unavailable("bubblewrap did not make the sandbox in time")
+            if os.read(self._ready, 1) != b".":
+                raise Unavailable(f"bubblewrap could not make the sandbox (status {self.process.wait()})")
+            inner = children(self.process.pid)
+            if len(inner) != 1:
+                raise Unavailable(f"the sandbox holds {len(inner)} placeholders, not one")
+            return Sandbox(self.process, inner[0])
+        except BaseException:
+            self.stop()
+            raise
+        finally:
+            self.close()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            kill_tree(self.process)
+
+    def close(self) -> None:
+        if self._ready != -1:
+            os.close(self._ready)
+            self._ready = -1
+
+
 def start_sandbox(bwrap_prefix: list[str], **popen) -> Sandbox:
     """bubblewrap running the placeholder in a fresh sandbox, once the sandbox is made."""
-    ready_read, ready_write = os.pipe()
-    process = None
-    try:
-        placeholder = [*PLACEHOLDER[:-1], PLACEHOLDER[-1].format(fd=ready_write)]
-        process = subprocess.Popen([*bwrap_prefix, "--as-pid-1", "--", *placeholder], pass_fds=(ready_write,),
-                                   **popen)
-        os.close(ready_write)
-        ready_write = -1
-        if not select.select([ready_read], [], [], SANDBOX_READY_TIMEOUT)[0]:
-            raise Unavailable("bubblewrap did not make the sandbox in time")
-        if os.read(ready_read, 1) != b".":
-            raise Unavailable(f"bubblewrap could not make the sandbox (status {process.wait()})")
-        inner = children(process.pid)
-        if len(inner) != 1:
-            raise Unavailable(f"the sandbox holds {len(inner)} placeholders, not one")
-        return Sandbox(process, inner[0])
-    except BaseException:
-        if process is not None and process.poll() is None:
-            kill_tree(process)
-        raise
-    finally:
-        os.close(ready_read)
-        if ready_write != -1:
-            os.close(ready_write)
+    return Launching(bwrap_prefix, **popen).wait()

@@ -59,15 +59,22 @@ def descendants(pid: int, of: dict[int, int] | None = None) -> list[int]:
     return found
 
 
-def kill_tree(popen: subprocess.Popen) -> None:
-    """Kill a process the judge started and everything below it, and wait for them (those below are handed to the
-    judge, a child subreaper, as their parents die)."""
+def signal_tree(popen: subprocess.Popen) -> list[int]:
+    """SIGKILL to a process the judge started and to everything below it; what was below (to reap: those below
+    are handed to the judge, a child subreaper, as their parents die)."""
     below = descendants(popen.pid)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(popen.pid, signal.SIGKILL)
     for pid in below:
         uids.signal_if_uid(pid, None, signal.SIGKILL)
+    return below
+
+
+def kill_tree(popen: subprocess.Popen, below: list[int] | None = None) -> None:
+    """Kill a process the judge started and everything below it, and wait for them; ``below``: what
+    ``signal_tree`` signalled already."""
+    below = (below or []) + (signal_tree(popen) if popen.poll() is None else [])
     popen.wait()
-    for pid in below:
+    for pid in dict.fromkeys(below):
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, 0)

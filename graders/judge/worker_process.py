@@ -35,7 +35,7 @@ import numpy as np
 
 from graders.judge import bubblewrap, budget, forkserver, sandbox, uids
 from graders.judge.layout import ORACLE_PACKAGES, Layout
-from graders.judge.processes import THREADS_ENV, children, descendants, kill_tree, parents
+from graders.judge.processes import THREADS_ENV, children, descendants, kill_tree, parents, signal_tree
 from graders.tasks import BY_ID
 from graders.worker import protocol
 
@@ -207,6 +207,15 @@ def _launcher(request_fd: int, response_fd: int, preload: tuple[str, ...], refus
     return [sys.executable, "-I", "-B", "-c", code]
 
 
+def _finish(steps):
+    """Run a generator to its end; its return value."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
 def _become_subreaper() -> bool:
     """Have orphaned descendants (a worker's setsid daemons) reparent to this process, so they can be found."""
     try:
@@ -300,9 +309,18 @@ class Worker:
             # torch is started at its first request instead (in a moment, and never inside a request's time).
             forkserver.start(torch_too=any(self._needs_torch(group) for group in wanted))
             wanted = [group for group in wanted if not self._needs_torch(group) or forkserver.ready(torch_too=True)]
-        for group in wanted:
-            if ("+".join(group) or "none") not in self._processes:
-                self._start(group)
+        todo = [group for group in dict.fromkeys(wanted) if ("+".join(group) or "none") not in self._processes]
+        # Each forked worker's sandbox is made while the others' are: start them all, then finish each.
+        steps = [self._starting(group) for group in todo]
+        try:
+            for step in steps:
+                next(step, None)
+            for step in steps:
+                _finish(step)
+        except BaseException:
+            for step in steps:
+                step.close()  # a sandbox made for a worker not started is stopped, its uid released
+            raise
 
     @staticmethod
     def _needs_torch(packages: tuple[str, ...]) -> bool:
@@ -310,9 +328,15 @@ class Worker:
         return any(package in TORCH_PACKAGES or package in STANDIN_PRELOAD for package in packages)
 
     def _start(self, packages: tuple[str, ...]) -> _Process:
+        return _finish(self._starting(packages))
+
+    def _starting(self, packages: tuple[str, ...]):
+        """Start the process for ``packages``: a generator that yields once, where a forked worker's sandbox is
+        being made (``start`` makes several at once), and returns the ``_Process``."""
         key = "+".join(packages) or "none"
         iso, layout = self.isolation, self.layout
         uid = uids.lease_uid() if iso.drop else None
+        launching = popen = worker = None
         try:
             if not iso.bubblewrap:
                 sandbox.prepare_work(iso.work(layout, key), uid)
@@ -330,29 +354,37 @@ class Worker:
             env.update({RUNTIME_ENV: str(iso.runtime(layout)), PACKAGES_ENV: str(iso.packages(layout, packages))})
             block_autodiff = not (may_torch or standins)
             join, release = self.budget.joiner()
-            with _live_lock:
-                before = set(children(os.getpid()))
-                with open(layout.log / f"{key}.stdout", "wb") as out, \
-                        open(layout.log / f"{key}.stderr", "wb") as err:
-                    try:
-                        popen, worker = None, None
-                        if forkserver.usable(iso):
-                            popen, worker = self._start_forked(packages, uid, preload, env, (out, err), join,
-                                                             (request_read, response_write), block_autodiff)
-                        if popen is None:
-                            argv = sandbox.wrap(_launcher(request_read, response_write, preload, refused(packages)),
-                                                layout, iso, packages, uid, block_autodiff)
-                            preexec = _preexec(self.limits, sandbox.drop_privileges(iso, uid, self.hiding), join)
+            before: set[int] = set()
+            with open(layout.log / f"{key}.stdout", "wb") as out, open(layout.log / f"{key}.stderr", "wb") as err:
+                try:
+                    if forkserver.usable(iso):
+                        launching = self._launch_sandbox(packages, env, (out, err), block_autodiff)
+                    if launching is not None:
+                        yield
+                        popen, worker = self._fork_into(launching, packages, uid, preload, env, (out, err),
+                                                        (request_read, response_write))
+                    if popen is None:
+                        argv = sandbox.wrap(_launcher(request_read, response_write, preload, refused(packages)),
+                                            layout, iso, packages, uid, block_autodiff)
+                        preexec = _preexec(self.limits, sandbox.drop_privileges(iso, uid, self.hiding), join)
+                        with _live_lock:
+                            before = set(children(os.getpid()))
                             popen = subprocess.Popen(
                                 argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                 cwd=layout.work if iso.bubblewrap else work, env=env,
                                 pass_fds=(request_read, response_write), start_new_session=True, preexec_fn=preexec)
-                    finally:
-                        os.close(request_read)
-                        os.close(response_write)
-                        release()
-                _live.update({popen.pid, (worker or popen).pid})
+                            _live.add(popen.pid)
+                    else:
+                        with _live_lock:
+                            _live.update({popen.pid, worker.pid})
+                finally:
+                    os.close(request_read)
+                    os.close(response_write)
+                    release()
         except BaseException:
+            if launching is not None and popen is None:
+                launching.stop()
+                launching.close()
             if uid is not None:
                 uids.release_uid(uid)
             raise
@@ -362,18 +394,27 @@ class Worker:
         self.starts += 1
         return process
 
-    def _start_forked(self, packages, uid, preload, env, logs, join, pipes, block_autodiff):
-        """A worker forked (``forkserver``): bubblewrap makes the sandbox a cold worker would run in, and the
-        fork server of its kind forks the worker into it. (None, None) where that cannot be had: the worker starts
-        cold, and so does every later one of this process."""
-        iso, layout = self.isolation, self.layout
-        made = None
+    def _launch_sandbox(self, packages, env, logs, block_autodiff) -> forkserver.Launching | None:
+        """bubblewrap making the sandbox a cold worker would run in, for a worker to be forked into; None where
+        no fork server can be had (the worker starts cold, and so does every later one of this process)."""
         try:
-            server = forkserver.server(torch_too=self._needs_torch(packages))
-            made = forkserver.start_sandbox(
-                bubblewrap.command(layout, packages, block_autodiff), stdin=subprocess.DEVNULL, stdout=logs[0],
-                stderr=logs[1], cwd=layout.work, env=env, start_new_session=True,
-                preexec_fn=_preexec(self.limits, lambda: None, join))
+            forkserver.server(torch_too=self._needs_torch(packages))
+            # No preexec_fn, so that Python may vfork: the limits and the cgroups are the forked worker's to take
+            # (graders.worker.zygote), and bubblewrap dies with the judge (--die-with-parent).
+            return forkserver.Launching(
+                bubblewrap.command(self.layout, packages, block_autodiff), stdin=subprocess.DEVNULL, stdout=logs[0],
+                stderr=logs[1], cwd=self.layout.work, env=env, start_new_session=True)
+        except (forkserver.Unavailable, OSError, ValueError) as error:
+            forkserver.give_up(f"{type(error).__name__}: {error}")
+            return None
+
+    def _fork_into(self, launching: forkserver.Launching, packages, uid, preload, env, logs, pipes):
+        """The fork server of the worker's kind forks it into the sandbox ``launching`` makes: (bubblewrap's
+        process, the worker), or (None, None) where that cannot be had (the sandbox is stopped, the worker
+        starts cold, and so does every later one of this process)."""
+        iso, layout = self.isolation, self.layout
+        try:
+            made = launching.wait()
             limits = {"cpu_seconds": self.limits.cpu_seconds, "address_space": self.limits.address_space,
                       "file_size": self.limits.file_size, "processes": self.limits.processes}
             spec = {"sandbox": made.placeholder, "uid": uid, "cwd": str(iso.work(layout, "")), "limits": limits,
@@ -385,29 +426,31 @@ class Worker:
             try:
                 with open(os.devnull, "rb") as null:
                     fds = [null.fileno(), logs[0].fileno(), logs[1].fileno(), *pipes, *cgroups]
-                    return made.process, server.spawn(spec, fds, made)
+                    return made.process, forkserver.server(self._needs_torch(packages)).spawn(spec, fds, made)
             finally:
                 for fd in cgroups:
                     os.close(fd)
         except (forkserver.Unavailable, OSError, ValueError) as error:
             forkserver.give_up(f"{type(error).__name__}: {error}")
-            if made is not None:
-                kill_tree(made.process)
+            launching.stop()
             return None, None
 
     def stop(self) -> None:
-        """Stop every worker process: kill each whole process group, anything it left behind, and close the pipes."""
+        """Stop every worker process: kill each whole process group, anything it left behind, and close the pipes.
+        Every process is signalled first, so that their ends (a pid namespace's, bubblewrap's) overlap."""
+        signalled = {key: signal_tree(process.popen) for key, process in self._processes.items()
+                     if process.popen.poll() is None}
         for key in list(self._processes):
-            self._stop(key)
+            self._stop(key, signalled.get(key))
 
-    def _stop(self, key: str) -> None:
+    def _stop(self, key: str, signalled: list[int] | None = None) -> None:
         process = self._processes.pop(key, None)
         if process is None:
             return
         pid = process.popen.pid
-        if process.popen.poll() is None:  # not reaped yet, so its pid (and group id) is still its own
+        if process.popen.poll() is None or signalled:  # not reaped yet, so its pid (and group id) is still its own
             # bubblewrap's own second process among those below (root, in our group), and a forked worker
-            kill_tree(process.popen)
+            kill_tree(process.popen, signalled)
         process.popen.wait()
         if isinstance(process.worker, forkserver.Forked):
             process.worker.wait()  # gone with its sandbox's pid namespace
