@@ -18,7 +18,7 @@ import time
 import pytest
 from hostile import BY_NAME, HOSTILE, Machine, assert_earns, ours, process_table
 
-from graders.judge import sandbox
+from graders.judge import forkserver, sandbox
 from graders.judge.grade import grade
 from graders.paths import EXERCISES, SOLUTIONS
 
@@ -47,6 +47,8 @@ def test_twenty_hostile_submissions_back_to_back(isolation, tmp_path, monkeypatc
     entries = load_entries(isolation)
     assert len(entries) == 20
     grade(SOLUTIONS, task_ids=HONEST_TASKS, isolation=isolation)  # warm: imports, torch's own files
+    if forkserver.usable(sandbox.choose(isolation)):
+        forkserver.start(torch_too=True)  # the judge's fork servers, kept from grade to grade: one socket each
     fds, processes = open_fds(), ours(process_table(), (str(tmp_path),))
     start = time.monotonic()
     for i, entry in enumerate(entries):
