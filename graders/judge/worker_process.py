@@ -92,6 +92,7 @@ def group_of(verb: str, args: dict) -> tuple[str, ...]:
 
 MAX_ORACLE_DIMS = 8
 BATCH = "batch"  # the worker's verb for many requests in one round trip (worker.main)
+STOP_WAIT = 5.0  # seconds a stopped worker forked into a sandbox is given to be gone with it
 READY_TIMEOUT = 60.0  # seconds a restarted process may take to start serving (torch's import, on a loaded machine)
 MAX_UNTRUSTED_TEXT = 300
 # Terminal escape sequences (CSI, OSC), then what is left of control and invisible formatting characters.
@@ -453,7 +454,7 @@ class Worker:
             kill_tree(process.popen, signalled)
         process.popen.wait()
         if isinstance(process.worker, forkserver.Forked):
-            process.worker.wait()  # gone with its sandbox's pid namespace
+            process.worker.wait(STOP_WAIT)  # gone with its sandbox's pid namespace (and by uid below, if not)
             process.worker.close()
         with _live_lock:
             _live.difference_update({pid, process.worker.pid})
