@@ -288,8 +288,3 @@ class Launching:
         if self._ready != -1:
             os.close(self._ready)
             self._ready = -1
-
-
-def start_sandbox(bwrap_prefix: list[str], **popen) -> Sandbox:
-    """bubblewrap running the placeholder in a fresh sandbox, once the sandbox is made."""
-    return Launching(bwrap_prefix, **popen).wait()
