@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graders import paths
-from graders.judge.processes import THREADS_ENV, children, kill_tree
+from graders.judge.processes import KEPT_ENV, THREADS_ENV, WORKER_PATH, children, kill_tree
 
 SWITCH_ENV = "AUTOGRAD_LAB_FORKSERVER"  # "off": every worker starts cold
 READY_TIMEOUT = 120.0  # seconds a server may take to import torch on a loaded machine
@@ -103,9 +103,8 @@ class Server:
         self.folder = Path(tempfile.mkdtemp(prefix="agl-zygote-"))  # 0700: the server runs as root
         shutil.copytree(paths.WORKER, self.folder / "worker", ignore=shutil.ignore_patterns("__pycache__"))
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        env = {k: os.environ[k] for k in ("LANG", "LC_ALL", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
-               if k in os.environ}
-        env.update(THREADS_ENV, PATH="/usr/local/bin:/usr/bin:/bin", PYTHONHASHSEED="0", MPLBACKEND="Agg",
+        env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
+        env.update(THREADS_ENV, PATH=WORKER_PATH, PYTHONHASHSEED="0", MPLBACKEND="Agg",
                    AGL_ZYGOTE_RUNTIME=str(self.folder))
         code = ("import os, sys; sys.path.insert(0, os.environ.pop('AGL_ZYGOTE_RUNTIME')); "
                 f"from worker.zygote import serve_forks; serve_forks({theirs.fileno()}, {torch_too!r})")

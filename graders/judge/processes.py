@@ -13,6 +13,10 @@ from graders.judge import uids
 # BLAS and OpenMP on one thread each: a grade's numbers must not depend on how many cores the machine has, and
 # a class's judges share the cores between them.
 THREADS_ENV = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+# What a worker (and a fork server) keeps of the judge's environment, and the PATH it gets: never the judge's
+# PATH, which names the judge's folders.
+KEPT_ENV = ("LANG", "LC_ALL", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+WORKER_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
 def parents() -> dict[int, int]:

@@ -35,14 +35,21 @@ import numpy as np
 
 from graders.judge import bubblewrap, budget, forkserver, sandbox, uids
 from graders.judge.layout import ORACLE_PACKAGES, Layout
-from graders.judge.processes import THREADS_ENV, children, descendants, kill_tree, parents, signal_tree
+from graders.judge.processes import (
+    KEPT_ENV,
+    THREADS_ENV,
+    WORKER_PATH,
+    children,
+    descendants,
+    kill_tree,
+    parents,
+    signal_tree,
+)
 from graders.tasks import BY_ID
 from graders.worker import protocol
 
-KEPT_ENV = ("LANG", "LC_ALL", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 # CUDA's driver and runtime (task 6.2) read these where a GPU is present.
 GPU_ENV = ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")
-WORKER_PATH = "/usr/local/bin:/usr/bin:/bin"  # never the judge's PATH: it names the judge's folders
 RUNTIME_ENV, PACKAGES_ENV = "AGL_WORKER_RUNTIME", "AGL_WORKER_PACKAGES"
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 POLL_SECONDS = 0.2  # how often a judge waiting for an answer checks that the worker still runs
