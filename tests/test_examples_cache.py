@@ -161,3 +161,49 @@ def test_a_batch_past_its_timeout_leaves_a_ready_process_for_the_requests_asked_
             assert worker.starts == 2  # the restarted process answered: nothing started within the request
     finally:
         laid.cleanup()
+
+
+
+def test_a_files_name_does_not_depend_on_what_another_thread_imports_meanwhile(cache, tmp_path):
+    """The judge imports torch in a thread of its own while the first tasks run (graders.judge.grade), and
+    Hypothesis, describing a lambda for the first time, goes over sys.modules: a module imported meanwhile once
+    failed a grade's task 1.2 ("dictionary changed size during iteration"). Are names made while modules come
+    and go in another thread made at all, and the same when asked again in peace?"""
+    import importlib.util
+    import sys
+    import threading
+    import types
+
+    count = 300  # lambdas Hypothesis has never described, each naming a module (st), as the checks' do
+    source = tmp_path / "agl_fresh_lambdas.py"
+    source.write_text("from hypothesis import strategies as st\n\nSTRATEGIES = [\n" + "".join(
+        f"    st.integers(0, 9).flatmap(lambda n: st.just(n + {i})),\n" for i in range(count)) + "]\n")
+    spec = importlib.util.spec_from_file_location("agl_fresh_lambdas", source)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    stop = threading.Event()
+
+    def importing() -> None:
+        made = 0
+        while not stop.is_set():
+            name = f"_agl_test_module_{made % 50}"
+            sys.modules[name] = types.ModuleType(name)
+            if made % 50 == 49:
+                for gone in range(50):
+                    sys.modules.pop(f"_agl_test_module_{gone}", None)
+            made += 1
+
+    thread = threading.Thread(target=importing, daemon=True)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # the threads take turns every few bytecodes, not every 5 ms: a race is likely
+    thread.start()
+    try:
+        racing = [examples_cache.entry("1.2", 1, strategy, 10, None) for strategy in module.STRATEGIES]
+    finally:
+        stop.set()
+        thread.join()
+        sys.setswitchinterval(interval)
+        for gone in range(50):
+            sys.modules.pop(f"_agl_test_module_{gone}", None)
+    calm = [examples_cache.entry("1.2", 1, strategy, 10, None) for strategy in module.STRATEGIES]
+    assert racing == calm and len(set(calm)) == count

@@ -48,6 +48,7 @@ _ALLOWED = {
 }
 _ALLOWED_MODULES = re.compile(r"^graders\.judge\.checks\.[a-z_]+$")
 _ADDRESS = re.compile(r" at 0x[0-9a-f]+")
+DESCRIBE_SECONDS = 60.0  # how long a strategy's description is asked again while another thread imports
 
 
 def folder() -> Path | None:
@@ -80,10 +81,28 @@ def entry(task: str, index: int, strategy, examples: int, key: int | None) -> Pa
     root = folder()
     if root is None:
         return None
-    described = _ADDRESS.sub("", repr(strategy))
+    described = describe(strategy)
     named = hashlib.sha256(f"{task}|{index}|{examples}|{described}".encode()).hexdigest()[:24]
     seeded = "derandomized" if key is None else f"key-{key}"
     return root / fingerprint() / seeded / f"{task}-{index}-{named}.pickle"
+
+
+def describe(strategy) -> str:
+    """``repr(strategy)`` without addresses: what names a forall's file besides its task, place and count (a
+    check whose foralls came in another order reads no other forall's draws).
+
+    Hypothesis describes a lambda it meets for the first time by going over ``sys.modules``. The judge imports
+    torch in a thread of its own while the first tasks run (``grade.import_torch_beside``), and a module added
+    meanwhile stops that with "dictionary changed size during iteration" (it once cost a correct submission task
+    1.2, as a grader error). The description is then asked again: nothing of it depends on the modules loaded."""
+    deadline = time.monotonic() + DESCRIBE_SECONDS
+    while True:
+        try:
+            return _ADDRESS.sub("", repr(strategy))
+        except RuntimeError as error:
+            if "changed size during iteration" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.001)
 
 
 @dataclass
