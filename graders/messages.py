@@ -116,6 +116,7 @@ HINT_UNBROADCAST_COST = ("sum with numpy over whole axes (arr.sum(axis=..., keep
                          "over the elements")
 GRADER_ERROR = ("Task {task} ({title}): the grader itself failed ({error}). "
                 "This is not your mistake: please tell your instructor.")
+GRADER_ERROR_LOG = "autograd-lab: the grader itself failed on task {task}; please report this:\n{trace}"
 TOTAL = "total {score:g}/{max_score:g} ({examples:,} Hypothesis examples{timing})"
 
 # ----- Tasks 3 and 4: the optimizers and the DataLoader -----

@@ -214,3 +214,24 @@ def test_grade_takes_a_zip_and_the_folder_above_the_package_as_grade_all_and_gra
         results[name] = out.read_bytes()
     assert json.loads(results["package"])["score"] == 8.0
     assert {name: data == results["package"] for name, data in results.items()} == dict.fromkeys(results, True)
+
+
+def test_a_bug_of_the_graders_costs_its_task_with_a_plain_line_and_leaves_the_trace_on_stderr(monkeypatch, capsys):
+    """A check that raises (a bug of ours, here planted): does its task score 0 with a line that says it is not
+    the student's mistake, the other tasks keep their scores, and does stderr carry the traceback an instructor
+    reports?"""
+    from graders.judge import checks as checks_module
+
+    table = checks_module.checks()
+
+    def broken(ctx):
+        raise KeyError("planted")
+
+    monkeypatch.setattr("graders.judge.grade.checks", lambda: {**table, "1.2": broken})
+    report = grade(REPO / "solutions", task_ids=("1.1", "1.2"))
+    one, two = report.results
+    assert (one.score, two.score, two.status) == (4.0, 0.0, "grader error")
+    assert two.message == ("Task 1.2 (backward of +, - and unary -): the grader itself failed (KeyError: 'planted'). "
+                           "This is not your mistake: please tell your instructor.")
+    said = capsys.readouterr().err
+    assert "the grader itself failed on task 1.2" in said and "in broken" in said and "KeyError: 'planted'" in said

@@ -11,6 +11,7 @@ import platform
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -109,6 +110,10 @@ def run_task(task: Task, check, worker: Worker, lay: layout.Layout, key: int | N
     except Exception as error:  # noqa: BLE001 - a bug of ours must not hide the other tasks
         status, score = ERROR, 0.0
         text = messages.GRADER_ERROR.format(task=task.id, title=task.title, error=f"{type(error).__name__}: {error}")
+        # The student reads the line above; whoever reports it needs where it happened (the judge's stderr: the
+        # terminal, grade-all's judge log, nbgrader's log). The judge's own code, never the student's.
+        print(messages.GRADER_ERROR_LOG.format(task=task.id, trace="".join(traceback.format_exc())),
+              file=sys.stderr, flush=True)
     finally:
         ctx.end()
     return TaskResult(task, status, score, text, time.perf_counter() - start, ctx.examples, ctx.data)
