@@ -218,6 +218,12 @@ class Graded:
         return nbformat.read(self.course / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb",
                              as_version=4)
 
+    def said(self, student: str, grade_id: str) -> str:
+        """What the autograded cell ``grade_id`` of ``student`` printed (for a failure's message)."""
+        cells = [c for c in self.autograded_notebook(student).cells
+                 if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade_id") == grade_id]
+        return "".join(o.get("text", "") or str(o.get("data", "")) for c in cells for o in c.outputs)[-3000:]
+
     def feedback_text(self, student: str) -> str:
         page = (self.course / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
         return html.unescape(re.sub(r"<[^>]+>", "", page))
@@ -304,7 +310,9 @@ def test_the_gradebook_holds_every_cells_score_as_the_cli_scores_its_task(graded
             cells = {g.name: (g.auto_score, g.max_score) for nb in submission.notebooks for g in nb.grades}
             scores = task_scores(graded.cli[student])
             expected = {task.marker.replace("task", "task_"): (scores[task.id], float(task.points)) for task in TASKS}
-            assert cells == {**expected, nbgrader_course.SETUP_ID: (0.0, 0.0)}, student
+            differ = {name: score for name, score in cells.items() if score != expected.get(name, (0.0, 0.0))}
+            assert cells == {**expected, nbgrader_course.SETUP_ID: (0.0, 0.0)}, \
+                (student, {name: (score, graded.said(student, name)) for name, score in differ.items()})
             assert submission.score == pytest.approx(graded.cli[student]["score"])
 
 
@@ -332,7 +340,9 @@ def test_feedback_shows_each_tasks_message_and_no_grader_code(graded):
         text = graded.feedback_text(student)
         for test in graded.cli[student]["tests"]:
             first_line = test["output"].splitlines()[0]
-            assert first_line in text, f"{student}, task {test['number']}: {first_line!r} not in the feedback"
+            cell = "task_" + test["number"].replace(".", "_")
+            assert first_line in text, (f"{student}, task {test['number']}: {first_line!r} not in the feedback; "
+                                        f"the cell said: {graded.said(student, cell)}")
         assert "HIDDEN TESTS" not in text and "from graders" not in text
 
 
