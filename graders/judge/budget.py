@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import signal
 import time
@@ -65,9 +66,10 @@ class Budget:
 
     @classmethod
     def make(cls, root: Path = ROOT) -> Budget:
-        """The grade's cgroups, or an empty Budget (no budget over the tree) where none can be made."""
+        """The grade's cgroups, or an empty Budget (no budget over the tree) where none can be made. Those a dead
+        judge left beside them go first (``sweep_stale``)."""
         kind = version(root)
-        name = f"agl-{secrets.token_hex(6)}"
+        name = f"agl-{os.getpid()}-{secrets.token_hex(4)}"
         proc_cgroup = Path("/proc/self/cgroup").read_text()
         budget = cls()
         try:
@@ -77,6 +79,7 @@ class Budget:
                     (parent / "cgroup.subtree_control").write_text("+memory +pids +cpu")
                 limits = {"memory.max": MEMORY_BYTES, "memory.swap.max": 0, "pids.max": PROCESSES,
                           "cpu.max": f"{CPU_CORES * PERIOD_US} {PERIOD_US}"}
+                sweep_stale(parent)
                 budget._folder(parent / name, limits, peak="memory.peak")
             elif kind == "v1":
                 for controller, limits, peak in (
@@ -85,6 +88,7 @@ class Budget:
                         ("cpu", {"cpu.cfs_period_us": PERIOD_US, "cpu.cfs_quota_us": CPU_CORES * PERIOD_US}, None)):
                     own = _own(controller, proc_cgroup)
                     if own is not None and (root / controller).is_dir():
+                        sweep_stale(root / controller / own.lstrip("/"))
                         budget._folder(root / controller / own.lstrip("/") / name, limits, peak=peak)
         except OSError:
             budget.close()
@@ -150,6 +154,42 @@ class Budget:
             with contextlib.suppress(OSError):
                 folder.rmdir()
         self.folders, self.procs = [], []
+
+
+# A grade's cgroup is named after its judge's pid; the name an older version gave (a token alone) says no pid.
+_NAMED = re.compile(r"agl-(?:(?P<pid>[0-9]+)-[0-9a-f]{8}|[0-9a-f]{12})")
+
+
+def sweep_stale(parent: Path) -> list[Path]:
+    """Remove the grade cgroups in ``parent`` that a judge killed mid-grade left (SIGKILL runs no cleanup: grade-all
+    stops a judge past its timeout that way): those named after a pid that no longer runs, and those of an older
+    version, named without one, when empty. A cgroup with a process in it is never removed (the kernel refuses),
+    so a live grade keeps its own. Returns the folders removed."""
+    removed = []
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        found = _NAMED.fullmatch(entry.name)
+        if found is None or not entry.is_dir(follow_symlinks=False):
+            continue
+        if found["pid"] is not None and _runs(int(found["pid"])):
+            continue
+        with contextlib.suppress(OSError):  # busy (a process, a child cgroup) or gone meanwhile: left as it is
+            os.rmdir(entry.path)
+            removed.append(Path(entry.path))
+    return removed
+
+
+def _runs(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def describe() -> str:
