@@ -114,11 +114,11 @@ def describe() -> str:
     """One line for doctor: how nbgrader's kernel runs here (nbgrader_config.py's JailedKernelManager)."""
     user = f"as {UNPRIVILEGED}" if os.geteuid() == 0 else "as your own user"
     if sandbox.bubblewrap_works():
-        return (f"bubblewrap, {user}: read-only, the course folder and the graders hidden, its own folder a "
+        return (f"in bubblewrap, {user}: read-only, the course folder and the graders hidden, its own folder a "
                 "private copy")
     if os.geteuid() == 0:
-        return f"{user} in a mount namespace that hides the course folder and the graders (no bubblewrap)"
-    return "no jail: as your own user, it can write the gradebook (install bubblewrap, or autograde as root)"
+        return f"{user}, in a mount namespace that hides the course folder and the graders (no bubblewrap)"
+    return "in no jail: as your own user, it can write the gradebook (install bubblewrap, or autograde as root)"
 
 
 def drop(folder: Path, uid: int) -> None:

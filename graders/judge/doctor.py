@@ -35,7 +35,7 @@ def report() -> str:
         f"isolation:    {isolation.describe()}",
         f"workers:      {forkserver.describe(isolation)}",
         f"budgets:      {budget.describe()}",
-        f"nbgrader:     the notebook's kernel runs in {kernel_jail.describe()}",
+        f"nbgrader:     the notebook's kernel runs {kernel_jail.describe()}",
         f"CUDA:         {torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'none (task 6.2 is skipped)'}",
     ]
     lines.append(f"the worker:   {_worker_text(isolation)}")
