@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import atexit
-import os
 import sys
 from pathlib import Path
 
@@ -139,15 +137,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run() -> None:
-    """The console script (and ``python -m graders``): ``main()``, then out without tearing the interpreter down.
-    With torch and matplotlib loaded, Python's own finalization of their modules takes longer than some commands
-    do (0.6 s after a grade, measured): the exit handlers run and the streams are flushed first, so nothing
-    written is lost; then the process ends. An exit that argparse raises (--help, a bad option) goes as usual."""
-    code = main()
-    atexit._run_exitfuncs()  # what finalization would run first: temporary folders, live workers
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a closed pipe: nothing more can be said there
-            pass
-    os._exit(code)
+    """The console script (and ``python -m graders``): ``main()``, then out without tearing the interpreter down
+    (``processes.exit_without_teardown``). An exit that argparse raises (--help, a bad option) goes as usual."""
+    from graders.judge.processes import exit_without_teardown
+
+    exit_without_teardown(main())

@@ -1,7 +1,7 @@
 """grade-all's pool of judges: one process each (``python -m graders.classgrade.batch_judge``), each grading one
 submission at a time, watched for its deadline and its processes, restarted when one dies or runs out of time."""
 
-import ctypes
+import contextlib
 import itertools
 import json
 import os
@@ -18,39 +18,33 @@ from pathlib import Path
 
 from graders import messages as msg
 from graders import paths
+from graders.classgrade.batch_judge import PARENT_ENV
 from graders.judge import sandbox
 from graders.judge.processes import THREADS_ENV, descendants, parents
 
 DEFAULT_TIMEOUT = 600.0  # seconds for one submission (grade-all --timeout)
-START_TIMEOUT = 180.0  # a judge imports torch and the checks before its first submission
+START_TIMEOUT = 180.0  # a judge starts (Python, the graders) before its first submission, under load
 LOOK_EVERY = 1.0  # seconds between looks at each judge's processes
 STOP_GRACE = 5.0  # a judge asked to stop gets this long to stop its worker and remove its scratch folder
 
 
-def _stop_with_parent() -> None:
-    """In the judge, before exec: SIGTERM when grade-all dies (so an interrupted batch leaves no judge behind)."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
 class Judge:
-    """One judge process of the pool, with its own scratch folder and log."""
+    """One judge process, with its own scratch folder and log (``logs`` None: its stderr is this process's). It
+    stops (SIGTERM) when the thread that started it ends: an interrupted batch leaves no judge behind."""
 
-    def __init__(self, number: int, logs: Path):
+    def __init__(self, number: int, logs: Path | None):
         self.scratch = Path(tempfile.mkdtemp(prefix="agl-judge-", dir=sandbox.scratch_base()))
         # Searchable, not listable: the grades it lays out here are reached by workers' uids (limits mode as root).
         self.scratch.chmod(0o711)
-        self.log = logs / f"judge-{number}.log"
+        self.log = logs / f"judge-{number}.log" if logs is not None else None
         package_root = str(paths.HERE.parent)
         env = {"TORCHINDUCTOR_CACHE_DIR": str(self.scratch / "torch"),  # torch.optim's cache, removed with it
-               **os.environ, **THREADS_ENV, "TMPDIR": str(self.scratch),
+               **os.environ, **THREADS_ENV, "TMPDIR": str(self.scratch), PARENT_ENV: str(os.getpid()),
                "PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
-        with open(self.log, "ab") as log:
+        with open(self.log, "ab") if self.log is not None else contextlib.nullcontext() as log:
             self.process = subprocess.Popen([sys.executable, "-m", "graders.classgrade.batch_judge"],
                                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
-                                            cwd=self.scratch, start_new_session=True, preexec_fn=_stop_with_parent)
+                                            cwd=self.scratch, start_new_session=True)
         self.fd = self.process.stdout.fileno()
         os.set_blocking(self.fd, False)
         self.buffer = b""
@@ -94,7 +88,7 @@ class Judge:
         code = self.process.wait()
         how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
         try:
-            lines = self.log.read_bytes()[-4096:].decode(errors="replace").strip().splitlines()
+            lines = self.log.read_bytes()[-4096:].decode(errors="replace").strip().splitlines() if self.log else []
         except OSError:
             lines = []
         words = msg.BATCH_JUDGE_WORDS.format(line=lines[-1][:200]) if lines else ""

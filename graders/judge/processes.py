@@ -3,10 +3,12 @@ descendants, and the environment that keeps each on one thread."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import signal
 import subprocess
+import sys
 
 from graders.judge import uids
 
@@ -82,3 +84,17 @@ def kill_tree(popen: subprocess.Popen, below: list[int] | None = None) -> None:
     for pid in dict.fromkeys(below):
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, 0)
+
+
+def exit_without_teardown(code: int) -> None:
+    """End the process without Python's finalization of its modules: with torch and matplotlib loaded it takes
+    longer than some commands do (0.6 s after a grade, measured, and 1.2 s in a judge). The exit handlers run and
+    the streams are flushed first, so nothing written is lost and nothing started is left (temporary folders, live
+    workers, the fork servers)."""
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can be said there
+            pass
+    os._exit(code)
