@@ -355,6 +355,8 @@ COURSE_CONFIG_CHANGED = ("{path} differs from the configuration this command wri
 COURSE_BAD_ASSIGNMENT = "got assignment={assignment!r}, expected a name of letters, digits, '_', '-' or '.'"
 NOTEBOOK_NOT_GRADED = ("The grader could not grade the files in {folder}: {why}\n"
                        "Every task scores 0 here; please tell your instructor.")
+NOTEBOOK_JUDGE_SILENT = "the judge said nothing for {seconds:g} s, so it was stopped"
+NOTEBOOK_JUDGE_NO_START = "the judge's process could not be started ({why})"
 NOTEBOOK_NO_JUDGE = ("The grader's step (JudgeGrades in Autograde.autograde_preprocessors) did not run, so no score "
                      "can be trusted: 0 points. Rewrite nbgrader_config.py with `autograd-lab nbgrader`.")
 NOTEBOOK_JUDGED = "autograd-lab's graders, on the .py files of this submission:\n{text}\n"

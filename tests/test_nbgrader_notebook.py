@@ -361,3 +361,43 @@ def test_the_kernels_jail_hides_the_course_and_the_checkout_but_not_the_interpre
         assert any(str(paths.SOLUTIONS.resolve()).startswith(h) for h in hidden)
     for needed in kernel_jail.bubblewrap.interpreter_paths():
         assert not any(needed == h or needed.startswith(h + "/") for h in hidden), needed
+
+
+def test_a_judge_that_dies_costs_one_notebook_and_the_next_gets_a_new_one(tmp_path):
+    """The judge is a process of its own, kept for every notebook. Killed mid-grade, does it cost that notebook a
+    clear line (every task 0, the instructor told), and is the next notebook graded in full by a new judge?"""
+    import signal
+
+    folder = submission(tmp_path, paths.SOLUTIONS)
+    _, resources = nbgrader_judge.JudgeGrades().preprocess(nbgrader_course.notebook(),
+                                                           {"metadata": {"path": str(folder)}})
+    killed = nbgrader_judge._grading.judge.process
+    killed.send_signal(signal.SIGKILL)
+    said = nbgrader_judge.judged(resources)["error"]
+    assert said.startswith(messages.NOTEBOOK_NOT_GRADED[:20]) and "SIGKILL" in said, said
+    _, resources = nbgrader_judge.JudgeGrades().preprocess(nbgrader_course.notebook(),
+                                                           {"metadata": {"path": str(folder)}})
+    assert nbgrader_judge._grading.judge.process is not killed
+    assert nbgrader_judge.judged(resources)["score"] == 100
+
+
+def test_nbgrader_never_imports_the_judges_code_or_torch(tmp_path):
+    """nbgrader's process gives the files to its judge and reads the scorecard back: does it grade a notebook
+    with neither torch nor the checks loaded (a crash of theirs cannot stop nbgrader, and its exit does not tear
+    torch down)?"""
+    import subprocess
+
+    folder = submission(tmp_path, paths.SOLUTIONS)
+    code = dedent(f"""
+        import sys
+        from graders.integrations import nbgrader_course, nbgrader_judge
+        _, resources = nbgrader_judge.JudgeGrades().preprocess(nbgrader_course.notebook(),
+                                                               {{"metadata": {{"path": {str(folder)!r}}}}})
+        score = nbgrader_judge.judged(resources)["score"]
+        loaded = sorted(name for name in ("torch", "hypothesis", "graders.judge.checks", "graders.pipeline")
+                        if name in sys.modules)
+        print(score, loaded)
+    """)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip() == "100.0 []", run.stdout

@@ -3,13 +3,14 @@
 ``autograd-lab nbgrader`` writes an ``nbgrader_config.py`` that puts two preprocessors of this module
 around nbgrader's ``Execute`` in ``Autograde.autograde_preprocessors``, and runs the kernel in a jail:
 
-- ``JudgeGrades`` runs before ``Execute``, in the instructor's nbgrader process, before any of the
-  student's code has run at all: it starts grading the ``.py`` files of the notebook's folder with the same
-  judge and sandboxed workers as ``autograd-lab grade`` (the judge never imports them), and returns once the
-  judge has copied them into the grade's own folder. The grade goes on beside ``Execute`` (in the one thread
-  of this process that grades), so the kernel's run costs no time of its own; what the kernel does to the
-  folder cannot change what is graded. It tags the graded cells ``skip-execution``, so the kernel does not
-  run their visible checks (which are for the student, and whose outputs would be replaced);
+- ``JudgeGrades`` runs before ``Execute``, before any of the student's code has run at all: it gives the
+  ``.py`` files of the notebook's folder to the judge, a process of its own that nbgrader's process starts when
+  it makes its preprocessors and keeps for every notebook (``grade-all``'s judge, graders.classgrade.batch_judge:
+  the same checks and sandboxed workers as ``autograd-lab grade``, and it never imports the files), and
+  returns once the judge has copied them into the grade's own folder. The grade goes on beside ``Execute``,
+  so the kernel's run costs no time of its own; what the kernel does to the folder cannot change what is
+  graded. It tags the graded cells ``skip-execution``, so the kernel does not run their visible checks (which
+  are for the student, and whose outputs would be replaced);
 - ``JudgeScores`` runs after ``Execute`` and before ``SaveAutoGrades``: it waits for the grade (``judged``)
   and sets the outputs of every graded cell to the judge's message for its task and the task's points,
   whatever the kernel printed; ``SaveAutoGrades`` records those points. The setup cell (0 points) is left as
@@ -23,11 +24,15 @@ around nbgrader's ``Execute`` in ``Autograde.autograde_preprocessors``, and runs
 
 from __future__ import annotations
 
-import concurrent.futures
+import atexit
+import contextlib
 import os
+import queue
 import secrets
+import select
 import sys
 import threading
+import time
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
@@ -36,8 +41,8 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Int, Unicode
 
 from graders import messages as msg
-from graders.judge import layout
-from graders.tasks import BY_ID
+from graders.classgrade import pool
+from graders.tasks import BY_ID, GRADE_DEADLINE
 
 RESOURCE = "autograd_lab"  # the key of the scorecard in nbgrader's resources
 SKIP = "skip-execution"  # nbclient's tag for a cell that Execute leaves alone (NotebookClient.skip_cells_with_tag)
@@ -52,42 +57,163 @@ def task_of(cell) -> str | None:
     return task_id if task_id in BY_ID else None
 
 
-def grade_folder(folder: Path, key: int | None = None, isolation: str = "auto", laid_out=None) -> dict:
-    """The results dict (Gradescope's schema, as ``autograd-lab grade --results`` writes it) of the .py files
-    in ``folder``; ``{"error": text}`` when they cannot be graded at all. ``laid_out``: called once the files
-    are copied (graders.judge.grade.grade)."""
-    from graders import pipeline  # imports torch at the first grade: once per nbgrader process
-
-    try:
-        return pipeline.grade_submission(folder, key=key, isolation=isolation, laid_out=laid_out).result
-    except (layout.SubmissionError, RuntimeError) as error:
-        return {"error": msg.NOTEBOOK_NOT_GRADED.format(folder=folder.name, why=error)}
+START_SECONDS = 180.0  # the judge's start (Python, the graders) and its copy of the files, under load
+ANSWER_SECONDS = GRADE_DEADLINE + 60.0  # the judge ends a grade at its deadline: past this, it hangs
 
 
-# Grades run in one thread of their own, for the life of the process: what they start (the fork servers, the
-# workers' sandboxes) dies with the thread that started it (a parent-death signal), so it must outlive grades.
-_judge = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="autograd-lab judge")
-_grading: dict[str, concurrent.futures.Future] = {}  # JudgeGrades' grades under way, by the token in resources
+class _Grading:
+    """The judge of this nbgrader process (``graders.classgrade.pool.Judge``: ``python -m
+    graders.classgrade.batch_judge``), kept for every notebook, and the one grade it has under way. This process
+    never imports the judge's code or torch: a judge that crashes or hangs costs one notebook its grade (and is
+    replaced), never nbgrader's run."""
+
+    def __init__(self):
+        self.judge: pool.Judge | None = None
+        self.token: str | None = None  # the grade under way, whose answer is still to be read
+        self.folder = ""
+        self.lines: list[dict] = []
+
+    def warm(self) -> None:
+        """Start the judge now (a live one is kept): its imports go on while nbgrader gets the notebook ready."""
+        if self.judge is not None and self.judge.process.poll() is not None:
+            self.stop()
+        if self.judge is None:
+            self.judge = _starter.run(lambda: pool.Judge(0, None))
+
+    def start(self, folder: Path, key: int | None, isolation: str) -> str:
+        """Give the judge ``folder`` and return once it has copied the files (or could not): the grade's token."""
+        if self.token is not None:  # the last grade's answer was never asked for: read it first, keep it
+            _finished[self.token] = self.answer()
+        token, self.folder = secrets.token_hex(8), folder.name
+        job = {"student": folder.name, "path": str(folder), "key": key, "isolation": isolation, "with_result": True,
+               "tell_laid_out": True}
+        try:
+            self._give(job)
+            line = self._next(START_SECONDS)
+        except _JudgeGone as gone:
+            _finished[token] = self._failed(str(gone))
+            return token
+        if line.get("laid_out"):
+            self.token = token
+        else:  # an answer already: nothing was laid out to grade
+            _finished[token] = self._result(line)
+        return token
+
+    def _give(self, job: dict) -> None:
+        """Hand ``job`` to a live judge: this process's, or a new one where that one has exited (while idle)."""
+        why = ""
+        for _ in range(2):
+            try:
+                self.warm()
+                self.judge.give(job, ANSWER_SECONDS)
+                return
+            except OSError as error:  # BrokenPipeError: it had exited; else no process could be started
+                self.stop()
+                why = f"{type(error).__name__}: {error}"
+        raise _JudgeGone(msg.NOTEBOOK_JUDGE_NO_START.format(why=why))
+
+    def answer(self) -> dict:
+        """The results dict of the grade under way (``{"error": text}`` where there is none)."""
+        self.token = None
+        try:
+            return self._result(self._next(ANSWER_SECONDS))
+        except _JudgeGone as gone:
+            return self._failed(str(gone))
+
+    def _result(self, answer: dict) -> dict:
+        if isinstance(answer.get("result"), dict):
+            return answer["result"]
+        return {"error": msg.NOTEBOOK_NOT_GRADED.format(folder=self.folder,
+                                                        why=answer.get("reason") or answer.get("status"))}
+
+    def _failed(self, why: str) -> dict:
+        self.stop()
+        return {"error": msg.NOTEBOOK_NOT_GRADED.format(folder=self.folder, why=why)}
+
+    def _next(self, seconds: float) -> dict:
+        """The judge's next line; _JudgeGone when it exits, writes what is not ours, or says nothing in time."""
+        deadline = time.monotonic() + seconds
+        while not self.lines:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _JudgeGone(msg.NOTEBOOK_JUDGE_SILENT.format(seconds=seconds))
+            if select.select([self.judge.fd], [], [], min(left, 1.0))[0]:
+                try:
+                    self.lines += self.judge.answers()
+                except EOFError:
+                    raise _JudgeGone(self.judge.exit_reason()) from None
+                except ValueError as error:
+                    raise _JudgeGone(f"the judge's answer: {error}") from None
+        return self.lines.pop(0)
+
+    def stop(self) -> None:
+        """Stop the judge (a grade under way is lost) and what it started."""
+        if self.judge is not None:
+            self.judge.kill()
+        self.judge, self.token, self.lines = None, None, []
+
+    def close(self) -> None:
+        """At exit: the judge ends once its input closes (waited for, so that nothing of it outlives nbgrader)."""
+        if self.judge is not None:
+            self.judge.close()
+        self.judge = None
+
+
+class _JudgeGone(Exception):
+    """The judge exited, answered out of protocol or said nothing in time."""
+
+
+class _Starter:
+    """A thread that lives as long as this process and starts the judge for whichever thread asks (the formgrader
+    grades from others): the judge stops when the thread that started it ends (a parent-death signal is a thread's).
+    A daemon, so that it ends with the process, not before the exit handlers (a pool's threads are joined first,
+    and the judge, told to stop then, tore torch down in 0.6 s instead of leaving at its input's end)."""
+
+    def __init__(self):
+        self.asked: queue.Queue = queue.Queue()
+        threading.Thread(target=self._serve, name="autograd-lab judge starter", daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            call, answer = self.asked.get()
+            try:
+                answer.put((call(), None))
+            except BaseException as error:  # noqa: BLE001 - the asking thread raises it
+                answer.put((None, error))
+
+    def run(self, call):
+        answer: queue.Queue = queue.Queue(maxsize=1)
+        self.asked.put((call, answer))
+        value, error = answer.get()
+        if error is not None:
+            raise error
+        return value
+
+
+_starter = _Starter()
+_grading = _Grading()
+_finished: dict[str, dict] = {}  # results of grades whose answers were read, by token, until judged() asks
+atexit.register(_grading.close)
 
 
 def start_grading(folder: Path, key: int | None, isolation: str) -> dict:
     """Start grading ``folder`` beside whatever runs next, and return once its files are copied: what goes into
     the resources until ``judged`` has the scorecard."""
-    copied = threading.Event()
-    future = _judge.submit(grade_folder, folder, key, isolation, copied.set)
-    while not copied.wait(0.05) and not future.done():
-        pass
-    token = secrets.token_hex(8)
-    _grading[token] = future
-    return {"grading": token}
+    return {"grading": _grading.start(folder, key, isolation)}
 
 
 def judged(resources) -> dict | None:
     """The scorecard JudgeGrades put in the resources, once the judge has finished it; None without one."""
     result = resources.get(RESOURCE)
     if isinstance(result, dict) and set(result) == {"grading"}:
-        future = _grading.pop(str(result["grading"]), None)
-        result = resources[RESOURCE] = future.result() if future is not None else None
+        token = str(result["grading"])
+        if token in _finished:
+            result = _finished.pop(token)
+        elif token == _grading.token:
+            result = _grading.answer()
+        else:
+            result = None
+        resources[RESOURCE] = result
     return result
 
 
@@ -97,6 +223,11 @@ class JudgeGrades(NbGraderPreprocessor):
     key = Int(None, allow_none=True, help="the grading key (autograd-lab grade --key); None: derandomized"
               ).tag(config=True)
     isolation = Unicode("auto", help="auto, bubblewrap or limits (autograd-lab grade --isolation)").tag(config=True)
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        with contextlib.suppress(OSError):  # a judge that cannot start is said so with the first notebook
+            _grading.warm()  # nbgrader makes its preprocessors before the first notebook: the judge starts meanwhile
 
     def preprocess(self, nb, resources):
         folder = Path(resources.get("metadata", {}).get("path") or ".").resolve()
