@@ -13,7 +13,9 @@ the test's own, so neither this machine's Jupyter setup nor in-process warnings 
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import glob
 import html
 import json
 import os
@@ -154,6 +156,23 @@ def tree_hash(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+@contextlib.contextmanager
+def clean_configs_removed():
+    """Remove, after the block, the config folders that Jupyter processes made under JUPYTER_NO_CONFIG meanwhile:
+    one per process, never removed, empty but for a "migrated" mark (530 of them were left in /tmp here)."""
+    def found() -> set[str]:
+        return set(glob.glob(os.path.join(tempfile.gettempdir(), "jupyter-clean-cfg-*")))
+
+    before = found()
+    try:
+        yield
+    finally:
+        for left in found() - before:
+            with contextlib.suppress(OSError):  # only what Jupyter put there
+                if set(os.listdir(left)) <= {"migrated"}:
+                    shutil.rmtree(left)
+
+
 def jupyter_env(root: Path) -> dict[str, str]:
     """This environment, with Jupyter's folders in ``root`` and a python3 kernelspec that runs this Python."""
     kernel = root / "jupyter-path" / "kernels" / "python3"
@@ -227,6 +246,12 @@ class Graded:
     def feedback_text(self, student: str) -> str:
         page = (self.course / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
         return html.unescape(re.sub(r"<[^>]+>", "", page))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _no_clean_configs_left():
+    with clean_configs_removed():
+        yield
 
 
 @pytest.fixture(scope="module", params=["bubblewrap", "no-bubblewrap"])

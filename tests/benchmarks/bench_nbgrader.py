@@ -93,4 +93,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from test_nbgrader_course import clean_configs_removed  # what Jupyter leaves in /tmp
+
+    with clean_configs_removed():
+        main()

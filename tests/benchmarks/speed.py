@@ -310,7 +310,10 @@ def run(only: list[str], repeats: int, students: int, jobs: int, cold: bool) -> 
         if "class" in only:
             targets += measure_class(cache, repeats, students, jobs, examples)
         if "nbgrader" in only:
-            targets += measure_nbgrader(cache, repeats, examples)
+            from test_nbgrader_course import clean_configs_removed  # what Jupyter leaves in /tmp
+
+            with clean_configs_removed():
+                targets += measure_nbgrader(cache, repeats, examples)
     if cache.added:
         print(f"note: the timed runs added {cache.added} files to the warm examples cache, so some ran cold "
               "(the graders changed since the warm-up, or a check drew what the reference's grade did not)")
