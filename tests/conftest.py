@@ -25,7 +25,6 @@ def small_example_budget(monkeypatch) -> int:
     return SMALL_EXAMPLE_BUDGET
 
 
-
 # pytest-xdist's --dist loadgroup sends the tests of one xdist_group to one worker by the suffix "@<group>" it puts
 # on their node ids, setting each item's _nodeid. pytest 9.2 makes node ids from a structured _id instead, and the
 # suffix is lost (pytest-dev/pytest-xdist#1386): every group then spread over all workers, and the hostile corpus's

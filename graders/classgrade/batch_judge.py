@@ -25,10 +25,10 @@ import signal
 import sys
 from pathlib import Path
 
-from graders.judge.processes import THREADS_ENV, exit_without_teardown  # nothing here loads numpy before the pin
+# nothing here loads numpy before the pin
+from graders.judge.processes import PR_SET_PDEATHSIG, THREADS_ENV, exit_without_teardown
 
 PARENT_ENV = "AGL_JUDGE_PARENT"
-_PR_SET_PDEATHSIG = 1
 
 
 def pin_threads() -> None:
@@ -79,7 +79,7 @@ def _stop_with(parent: str | None) -> None:
         return
     import ctypes
 
-    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     if os.getppid() != int(parent):
         raise SystemExit(128 + signal.SIGTERM)
 

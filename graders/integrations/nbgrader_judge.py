@@ -171,7 +171,8 @@ class _Starter:
 
     def __init__(self):
         self.asked: queue.Queue = queue.Queue()
-        threading.Thread(target=self._serve, name="autograd-lab judge starter", daemon=True).start()
+        self.thread: threading.Thread | None = None  # started at the first call: importing this module starts none
+        self.lock = threading.Lock()
 
     def _serve(self) -> None:
         while True:
@@ -182,6 +183,10 @@ class _Starter:
                 answer.put((None, error))
 
     def run(self, call):
+        with self.lock:
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._serve, name="autograd-lab judge starter", daemon=True)
+                self.thread.start()
         answer: queue.Queue = queue.Queue(maxsize=1)
         self.asked.put((call, answer))
         value, error = answer.get()

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graders import paths
-from graders.judge.processes import KEPT_ENV, THREADS_ENV, WORKER_PATH, children, kill_tree
+from graders.judge.processes import KEPT_ENV, PR_SET_PDEATHSIG, THREADS_ENV, WORKER_PATH, children, kill_tree
 
 SWITCH_ENV = "AUTOGRAD_LAB_FORKSERVER"  # "off": every worker starts cold
 READY_TIMEOUT = 120.0  # seconds a server may take to import torch on a loaded machine
@@ -52,7 +52,6 @@ MAX_REPLY = 4096
 # The placeholder that holds a sandbox's namespaces: it says when bubblewrap has made the sandbox (a byte on the
 # descriptor named), then sleeps until the worker is stopped.
 PLACEHOLDER = ("/bin/sh", "-c", "printf . >/dev/fd/{fd} && exec sleep infinity")
-_PR_SET_PDEATHSIG = 1
 
 
 class Unavailable(Exception):
@@ -113,7 +112,7 @@ class Server:
             self.process = subprocess.Popen(
                 [sys.executable, "-I", "-B", "-c", code], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL, env=env, cwd=self.folder, pass_fds=(theirs.fileno(),),
-                start_new_session=True, preexec_fn=lambda: prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0))
+                start_new_session=True, preexec_fn=lambda: prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0))
         except BaseException:
             ours.close()
             shutil.rmtree(self.folder, ignore_errors=True)

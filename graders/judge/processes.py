@@ -19,6 +19,7 @@ THREADS_ENV = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
 # PATH, which names the judge's folders.
 KEPT_ENV = ("LANG", "LC_ALL", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 WORKER_PATH = "/usr/local/bin:/usr/bin:/bin"
+PR_SET_PDEATHSIG = 1  # prctl: the signal a process gets when the thread that started it ends
 
 
 def parents() -> dict[int, int]:

@@ -37,6 +37,7 @@ from graders.judge import bubblewrap, budget, forkserver, sandbox, uids
 from graders.judge.layout import ORACLE_PACKAGES, Layout
 from graders.judge.processes import (
     KEPT_ENV,
+    PR_SET_PDEATHSIG,
     THREADS_ENV,
     WORKER_PATH,
     children,
@@ -60,7 +61,6 @@ TORCH_PACKAGES = ("sub_torch_loop",)
 STANDIN_PRELOAD = {"sub_train": ("worker.standins",)}
 # Verbs whose student code calls what the judge answers (graders.judge.layout.ORACLE_PACKAGES): the marker package.
 ORACLE_OF_VERB = {"fit_history": "judge_epochs", "fit_resume": "judge_epochs", "resume_from_pickle": "judge_epochs"}
-_PR_SET_PDEATHSIG = 1
 
 
 @dataclass(frozen=True)
@@ -253,7 +253,7 @@ def _preexec(limits: Limits, drop, join=lambda: None):
             resource.setrlimit(which, (value, value))
         join()  # the grade's cgroups (budget.Budget), while still root
         drop()
-        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # die with the judge (after the uid change clears it)
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # die with the judge (after the uid change clears it)
 
     return run
 
