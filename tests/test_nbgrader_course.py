@@ -406,3 +406,40 @@ def test_autograde_starts_one_judge_per_student_not_one_per_cell(graded, capsys)
     slowest = max(STUDENTS, key=graded.cli_seconds.get)
     assert graded.autograde_seconds[slowest] < 8 * graded.cli_seconds[slowest] + 120, \
         "autograde took many gradings' time: does JudgeGrades grade once per student?"
+
+
+# nbgrader's own entry point, run with a report at its very end (an exit handler registered before nbgrader's
+# own, so it runs after them): whether this process started a judge, and how many objects Python's last
+# collection was told to leave alone.
+NBGRADER_REPORTING = """
+import atexit, gc, runpy, sys
+def report():
+    judge = sys.modules.get("graders.integrations.nbgrader_judge")
+    print(f"REPORT started={bool(judge and judge._grading.started)} frozen={gc.get_freeze_count() > 0}",
+          file=sys.stderr)
+atexit.register(report)
+sys.argv = ["nbgrader", *sys.argv[1:]]
+runpy.run_module("nbgrader", run_name="__main__")
+"""
+
+
+def test_autograde_starts_its_judge_as_it_reads_the_config_and_no_other_command_does(tmp_path):
+    """The course's config starts the judge as `nbgrader autograde` reads it, before nbgrader makes JudgeGrades:
+    does autograde start it (here with no notebook to grade at all), and do the other commands that read the
+    same config (db, generate_assignment) start none? A process that started a judge leaves without Python's
+    last collection of what it loaded (gc.freeze, 1.2-1.7 s of nbgrader's exit); the others are left alone.
+    (That nothing autograde writes is lost by it, the gradebook and notebooks, the tests above check.)"""
+    env, course = jupyter_env(tmp_path), tmp_path / "course"
+    nbgrader_course.build_course(course, ASSIGNMENT)
+    (course / "submitted" / "nobody" / ASSIGNMENT).mkdir(parents=True)
+    said = {}
+    for command in (["db", "student", "list"], ["generate_assignment", ASSIGNMENT],
+                    ["autograde", ASSIGNMENT, "--student", "nobody"]):
+        run = subprocess.run([sys.executable, "-c", NBGRADER_REPORTING, *command], cwd=course, env=env,
+                             stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=NBGRADER_TIMEOUT)
+        reports = [line for line in run.stderr.splitlines() if line.startswith("REPORT ")]
+        assert reports, f"nbgrader {' '.join(command)} exited {run.returncode}:\n{run.stderr[-3000:]}"
+        said[command[0]] = reports[-1]
+    assert said == {"db": "REPORT started=False frozen=False",
+                    "generate_assignment": "REPORT started=False frozen=False",
+                    "autograde": "REPORT started=True frozen=True"}

@@ -66,6 +66,12 @@ c.Autograde.autograde_preprocessors = {preprocessors}
 # The grading key (`autograd-lab grade --key`): the same for the whole class; None draws the fixed examples.
 c.JudgeGrades.key = None
 
+# `nbgrader autograde` starts the judge as it reads this file, so that the judge's own start goes on while
+# nbgrader gets the first notebook ready; any other nbgrader command starts none here.
+from graders.integrations.nbgrader_judge import start_for_autograde  # noqa: E402
+
+start_for_autograde()
+
 # The kernel runs in a jail (graders/integrations/kernel_jail.py): read-only, the course folder (the gradebook, the
 # other students' files) and the graders hidden, as the unprivileged user nobody where nbgrader runs as
 # root. A cell of the notebook can change only that student's own outputs, which decide no score.

@@ -4,8 +4,9 @@
 around nbgrader's ``Execute`` in ``Autograde.autograde_preprocessors``, and runs the kernel in a jail:
 
 - ``JudgeGrades`` runs before ``Execute``, before any of the student's code has run at all: it gives the
-  ``.py`` files of the notebook's folder to the judge, a process of its own that nbgrader's process starts when
-  it makes its preprocessors and keeps for every notebook (``grade-all``'s judge, graders.classgrade.batch_judge:
+  ``.py`` files of the notebook's folder to the judge, a process of its own that nbgrader's process starts as
+  ``nbgrader autograde`` reads the config (``start_for_autograde``; elsewhere, as the formgrader's server, when
+  it makes its preprocessors) and keeps for every notebook (``grade-all``'s judge, graders.classgrade.batch_judge:
   the same checks and sandboxed workers as ``autograd-lab grade``, and it never imports the files), and
   returns once the judge has copied them into the grade's own folder. The grade goes on beside ``Execute``,
   so the kernel's run costs no time of its own; what the kernel does to the folder cannot change what is
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import gc
 import os
 import queue
 import secrets
@@ -39,6 +41,7 @@ from jupyter_client.manager import AsyncKernelManager
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Int, Unicode
+from traitlets.config import Application
 
 from graders import messages as msg
 from graders.classgrade import pool
@@ -72,6 +75,7 @@ class _Grading:
         self.token: str | None = None  # the grade under way, whose answer is still to be read
         self.folder = ""
         self.lines: list[dict] = []
+        self.started = False  # whether this process ever started a judge
 
     def warm(self) -> None:
         """Start the judge now (a live one is kept): its imports go on while nbgrader gets the notebook ready."""
@@ -79,6 +83,7 @@ class _Grading:
             self.stop()
         if self.judge is None:
             self.judge = _starter.run(lambda: pool.Judge(0, None))
+            self.started = True
 
     def start(self, folder: Path, key: int | None, isolation: str) -> str:
         """Give the judge ``folder`` and return once it has copied the files (or could not): the grade's token."""
@@ -195,10 +200,42 @@ class _Starter:
         return value
 
 
+def _at_exit() -> None:
+    """Close the judge; then, in a process that graded, leave out CPython's last collection of what is alive now.
+
+    A Python process's last act is a garbage collection that walks every object it still tracks, the modules
+    included: after ``nbgrader autograde`` (nbgrader, nbconvert, jupyter_client, SQLAlchemy, tornado, ...) that
+    walk took 1.1-1.4 s here (2 cores), after the judge's last answer and so all of it added. ``gc.freeze``
+    moves those objects out of the collector's sight: they are freed by their reference counts as the modules
+    are cleared, as ever, and only objects caught in reference cycles are left to the operating system with the
+    rest of the process's memory. The exit handlers registered before this module's (the logging's flush,
+    ``weakref.finalize``'s, SQLAlchemy's) all still run after it; nbgrader has committed its gradebook and
+    written its notebooks by then."""
+    _grading.close()
+    if _grading.started:
+        gc.freeze()
+
+
 _starter = _Starter()
 _grading = _Grading()
 _finished: dict[str, dict] = {}  # results of grades whose answers were read, by token, until judged() asks
-atexit.register(_grading.close)
+atexit.register(_at_exit)
+
+
+def start_for_autograde() -> None:
+    """Start the judge now where this process is ``nbgrader autograde`` reading its config: the course's
+    ``nbgrader_config.py`` calls this. The judge's start (Python, the graders, its fork servers) then goes on
+    while nbgrader opens its gradebook and gets the first notebook ready, before it makes ``JudgeGrades``. Any
+    other nbgrader command that reads the config (generate_assignment, the formgrader's server) starts none."""
+    autograde = sys.modules.get("nbgrader.apps.autogradeapp")  # not imported: not autograde's process
+    if autograde is None or not Application.initialized():
+        return
+    app = Application.instance()  # the command's app (``nbgrader``), whose subapp is the subcommand's
+    while app.subapp is not None:
+        app = app.subapp
+    if isinstance(app, autograde.AutogradeApp):
+        with contextlib.suppress(OSError):  # said so with the first notebook, as in JudgeGrades
+            _grading.warm()
 
 
 def start_grading(folder: Path, key: int | None, isolation: str) -> dict:
