@@ -269,7 +269,7 @@ class JudgeGrades(NbGraderPreprocessor):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         with contextlib.suppress(OSError):  # a judge that cannot start is said so with the first notebook
-            _grading.warm()  # nbgrader makes its preprocessors before the first notebook: the judge starts meanwhile
+            _grading.warm()  # started as autograde read the config; else (the formgrader's) it starts here
 
     def preprocess(self, nb, resources):
         folder = Path(resources.get("metadata", {}).get("path") or ".").resolve()
