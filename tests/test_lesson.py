@@ -26,8 +26,15 @@ def test_the_judges_sine_data_is_the_given_make_sine_data(args):
 
 @pytest.mark.slow
 def test_the_stored_reference_curve_is_the_solutions_run():
-    """Is data/lesson_curve.json what solutions/lesson.py's run gives today (regenerate it if the lesson changed)?"""
-    assert lesson.reference_curve() == tuple(reference_lesson.run_numpy(seed=0, epochs=lesson.LESSON["epochs"]))
+    """Is data/lesson_curve.json what solutions/lesson.py's run gives today (regenerate it if the lesson changed)?
+
+    To the last few bits, not to the bit: numpy's float64 arithmetic differs in its last bits between CPUs (its
+    kernels for each instruction set). The stored curve, made on one machine, differs by 1-2 ulp from epoch 10 on
+    an AMD EPYC without AVX-512; a changed lesson moves it by thousandths."""
+    stored = lesson.reference_curve()
+    run = reference_lesson.run_numpy(seed=0, epochs=lesson.LESSON["epochs"])
+    assert len(stored) == len(run) == lesson.LESSON["epochs"]
+    np.testing.assert_allclose(stored, run, rtol=1e-12, atol=0)
 
 
 def _reference_network(setup: loop.Setup) -> Sequential:
