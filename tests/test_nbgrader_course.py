@@ -427,7 +427,7 @@ def test_autograde_starts_its_judge_as_it_reads_the_config_and_no_other_command_
     """The course's config starts the judge as `nbgrader autograde` reads it, before nbgrader makes JudgeGrades:
     does autograde start it (here with no notebook to grade at all), and do the other commands that read the
     same config (db, generate_assignment) start none? A process that started a judge leaves without Python's
-    last collection of what it loaded (gc.freeze, 1.2-1.7 s of nbgrader's exit); the others are left alone.
+    last collection of what it loaded (gc.freeze, 1.1-1.4 s of nbgrader's exit here); the others are left alone.
     (That nothing autograde writes is lost by it, the gradebook and notebooks, the tests above check.)"""
     env, course = jupyter_env(tmp_path), tmp_path / "course"
     nbgrader_course.build_course(course, ASSIGNMENT)
