@@ -610,6 +610,62 @@ def unbroadcast(grad, shape):
 '''
 
 
+KERNEL_STATE_OTHER_ABI = '''
+def _other_abis():
+    """The same channels through the other ABIs an x86_64 kernel serves: i386's int 0x80 (its own call
+    numbers, 32-bit pointers) and x32 (the native numbers with bit 30 set)."""
+    import ctypes, errno, platform, struct
+    if platform.machine() != "x86_64":
+        return "channels: add_key=unknown machine"
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    low = libc.mmap(None, 8192, 7, 0x22 | 0x40, -1, 0)  # rwx, private, anonymous, MAP_32BIT
+    if not low or low == ctypes.c_void_p(-1).value:
+        return "channels: i386_add_key=unavailable"
+    strings = {}
+    cursor = low + 4096
+    for text in (b"user\\0", b"agl-relay\\0", b"tensor.py of student A\\0"):
+        ctypes.memmove(cursor, text, len(text))
+        strings[text] = cursor
+        cursor += len(text)
+
+    def i386(number, *args):
+        args = (list(args) + [0] * 5)[:5]
+        code = b"\\x53\\x56\\x57\\xb8" + struct.pack("<I", number)
+        for opcode, value in zip((b"\\xbb", b"\\xb9", b"\\xba", b"\\xbe", b"\\xbf"), args):
+            code += opcode + struct.pack("<I", value & 0xFFFFFFFF)
+        code += b"\\xcd\\x80\\x5f\\x5e\\x5b\\xc3"  # int 0x80; pop; ret
+        ctypes.memmove(low, code, len(code))
+        return ctypes.c_int32(ctypes.CFUNCTYPE(ctypes.c_long)(low)()).value
+
+    user, name, payload = strings[b"user\\0"], strings[b"agl-relay\\0"], strings[b"tensor.py of student A\\0"]
+    x32 = 0x40000000
+    tries = {
+        "i386_add_key": lambda: i386(286, user, name, payload, 22, -4),
+        "i386_keyctl": lambda: i386(288, 0, -4, 0),
+        "i386_shmget": lambda: i386(395, 0x41474C, 4096, 0o1000 | 0o666),
+        "i386_semget": lambda: i386(393, 0x41474C, 1, 0o1000 | 0o666),
+        "i386_msgget": lambda: i386(399, 0x41474C, 0o1000 | 0o666),
+        "i386_getpid": lambda: i386(20),
+        "x32_add_key": lambda: libc.syscall(x32 | 248, b"user", b"agl-relay", b"100", 3, -4),
+        "x32_keyctl": lambda: libc.syscall(x32 | 250, 0, -4, 0),
+    }
+    seen = []
+    for label, call in tries.items():
+        ctypes.set_errno(0)
+        result = call()
+        refused = result == -errno.EPERM if label.startswith("i386") else (
+            result == -1 and ctypes.get_errno() == errno.EPERM)
+        seen.append(label + "=" + ("EPERM" if refused else "open(%d, errno %d)" % (result, ctypes.get_errno())))
+    return "channels: " + " ".join(seen)
+
+
+def unbroadcast(grad, shape):
+    raise RuntimeError(_other_abis())
+'''
+
+
 ENV_PROBE = '''
 def _probe():
     """What the grader let slip: CI variables and judge paths in the environment, the judge's own
@@ -912,6 +968,10 @@ for _name in ("ref_epochs.train", "solutions.train", "sub_tensor.train", "sub_op
         "kernel_state", "stores in the user's key ring and in System V and POSIX IPC objects (kernel state that "
         "outlives a process: a relay to a later worker, grade or classmate) and reports which calls worked",
         "stubs", (("tensor.py", "append", KERNEL_STATE),), ("1.1",), check=_kernel_check),
+    Hostile(
+        "kernel_state_other_abi", "the same key ring and IPC relay through the calls of the other ABIs an x86_64 "
+        "kernel serves (i386's int 0x80, the x32 numbers), which a filter of x86_64 numbers alone lets through",
+        "stubs", (("tensor.py", "append", KERNEL_STATE_OTHER_ABI),), ("1.1",), check=_kernel_check),
     Hostile(
         "slow_answers_everywhere", "the reference, with an unbroadcast that takes 2 s a call: every answer comes "
         "within its 10 s, but the grade would take hours", "solutions", (("tensor.py", "append", '''

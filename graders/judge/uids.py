@@ -1,10 +1,11 @@
 """The workers' uids, as root: one unprivileged uid leased to each worker process for its lifetime, and, after
-it, everything of that uid killed and what it left in the folders anyone may write to removed. (A uid of its own
-is what makes "everything a worker left behind" findable: by uid.)"""
+it, everything of that uid killed, what it left in the folders anyone may write to removed, and any kernel key
+it holds invalidated. (A uid of its own is what makes "everything a worker left behind" findable: by uid.)"""
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import pwd
 import shutil
@@ -66,7 +67,7 @@ def lease_uid() -> int:
         except OSError:
             lease.close()
             continue
-        if processes_of(uid):
+        if processes_of(uid) or not clear_keys(uid):  # left by a judge that crashed
             lease.close()
             continue
         with _lease_lock:
@@ -76,6 +77,8 @@ def lease_uid() -> int:
 
 
 def release_uid(uid: int) -> None:
+    """End the lease of ``uid``, after its processes are dead: first any kernel key of the uid is invalidated."""
+    clear_keys(uid)
     with _lease_lock:
         lease = _leases.pop(uid, None)
     if lease is not None:
@@ -159,3 +162,63 @@ def _sweep(folder: str, uid: int, removed: list[str], depth: int) -> None:
             removed.append(entry.path)
         elif stat.S_ISDIR(info.st_mode) and info.st_mode & stat.S_IWOTH and depth < 6:
             _sweep(entry.path, uid, removed, depth + 1)
+
+
+# ----- kernel keys: state that outlives every process of a uid -----
+
+KEY_USERS = "/proc/key-users"
+_KEYCTL = {"x86_64": 250, "aarch64": 219}
+_KEYCTL_SETPERM, _KEYCTL_INVALIDATE = 5, 21
+_KEY_ALL_TO_OWNER = 0x3F3F0000  # possessor and owner: every permission (invalidating takes "search")
+
+
+def keys_of(uid: int) -> int:
+    """How many kernel keys ``uid`` holds (its user key rings included), from /proc/key-users; 0 where the
+    kernel has no key support."""
+    try:
+        with open(KEY_USERS) as f:
+            for line in f:
+                owner, _, rest = line.partition(":")
+                if owner.strip() == str(uid):
+                    return int(rest.split()[1].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def clear_keys(uid: int, wait: float = 2.0) -> bool:
+    """Invalidate every kernel key ``uid`` owns; True once /proc/key-users shows none.
+
+    A worker's seccomp filter refuses the key calls of every architecture, so a worker should never hold one;
+    this is the check that it does not, and the clean-up where something did (a key is state that outlives
+    every process of the uid: a relay to whoever leases the uid next). Root cannot see another uid's keys, so a
+    child becomes the uid (nothing of it runs any more), lists them in /proc/keys, gives itself every permission
+    (an owner may) and invalidates each. The kernel collects invalidated keys a moment later.
+    """
+    if keys_of(uid) == 0:
+        return True
+    number = _KEYCTL.get(os.uname().machine)
+    if number is None:
+        return False
+    pid = os.fork()
+    if pid == 0:  # only system calls and a read of /proc/keys, then leave
+        code = 1
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            with open("/proc/keys") as f:
+                mine = [int(line.split()[0], 16) for line in f if len(line.split()) > 5
+                        and line.split()[5] == str(uid)]
+            for key in mine:
+                libc.syscall(number, _KEYCTL_SETPERM, key, _KEY_ALL_TO_OWNER)
+                libc.syscall(number, _KEYCTL_INVALIDATE, key)
+            code = 0
+        finally:
+            os._exit(code)
+    os.waitpid(pid, 0)
+    end = time.monotonic() + wait
+    while keys_of(uid) and time.monotonic() < end:
+        time.sleep(0.01)
+    return keys_of(uid) == 0

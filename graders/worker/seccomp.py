@@ -1,5 +1,5 @@
-"""A seccomp filter the worker installs on itself before any student code runs: no kernel key rings, no System V
-or POSIX message queues, semaphores or shared memory segments.
+"""A seccomp filter the worker installs on itself before any student code runs: no system call of another
+architecture, no kernel key rings, no System V or POSIX message queues, semaphores or shared memory segments.
 
 Those are kernel state that outlives a process and is keyed by uid (key rings) or by a number anyone may guess
 (IPC): a worker could leave data there for a later worker, the next grade, or a classmate's grade. bubblewrap
@@ -8,6 +8,10 @@ give neither; the filter closes both, in both isolations. The calls fail with EP
 forbids them; nothing the lesson needs makes them (POSIX semaphores and shared memory are files in /dev/shm,
 which are private or swept). ``install()`` says whether the filter is on; where the architecture is not one
 this knows, it is not, and ``doctor`` says so.
+
+Deny by default across architectures: a process may make the calls of another ABI its kernel also serves
+(i386's ``int 0x80`` on x86_64, the x32 numbers, arm32 on aarch64), whose numbers for the same calls differ.
+Every such call fails with EPERM, whatever its number: nothing Python, numpy or torch runs makes one.
 """
 
 from __future__ import annotations
@@ -33,13 +37,13 @@ class _Program(ctypes.Structure):
 
 
 def program(arch: int, numbers: tuple[int, ...]) -> bytes:
-    """The BPF program: calls of another architecture are allowed (there are none), ``numbers`` get EPERM."""
+    """The BPF program: every call of another architecture (and x86_64's x32 numbers) and ``numbers`` get EPERM."""
     def op(code: int, jt: int, jf: int, k: int) -> bytes:
         return struct.pack("=HBBI", code, jt, jf, k)
 
     count = len(numbers)
     body = [op(_LD_W_ABS, 0, 0, 4),  # seccomp_data.arch
-            op(_JEQ_K, 0, count + 2, arch),  # another architecture: on to the ALLOW return
+            op(_JEQ_K, 0, count + 3, arch),  # another architecture: on to the EPERM return
             op(_LD_W_ABS, 0, 0, 0),  # seccomp_data.nr
             op(_JGE_K, count + 1, 0, _X32_BIT)]  # x86_64's x32 numbers (the same calls by another number)
     body += [op(_JEQ_K, count - i, 0, n) for i, n in enumerate(numbers)]  # a match jumps to the EPERM return
