@@ -1122,6 +1122,59 @@ def unbroadcast(grad, shape):
     return (g.sum_to_size(tuple(shape)) if len(shape) else g.sum()).numpy()
 '''),), ("1.1", "2.1")),
     Hostile(
+        "torch_found_without_the_guard", "takes the import refusal off sys.meta_path and builtins.__import__, "
+        "then torch by importlib.import_module, or from its files on sys.path, for unbroadcast and every rule",
+        "stubs", (("tensor.py", "append", '''
+def _torch():
+    """torch, whatever the worker refuses: no guard left, then by name, then from its files."""
+    import builtins, importlib, importlib.util, os, sys
+    sys.meta_path[:] = [finder for finder in sys.meta_path if type(finder).__name__ != "Refuse"]
+    builtins.__import__ = importlib.__import__
+    tried = []
+    try:
+        found = importlib.import_module("torch")
+        if hasattr(found, "from_numpy"):
+            return found
+        tried.append("import_module: an empty folder")  # a namespace package: the folder is there, empty
+        del sys.modules["torch"]
+    except ImportError as error:
+        tried.append("import_module: " + str(error)[:80])
+    for entry in sys.path:
+        init = os.path.join(entry or ".", "torch", "__init__.py")
+        if os.path.exists(init):
+            spec = importlib.util.spec_from_file_location("torch", init,
+                                                          submodule_search_locations=[os.path.dirname(init)])
+            module = importlib.util.module_from_spec(spec)
+            sys.modules["torch"] = module
+            spec.loader.exec_module(module)
+            return module
+        tried.append(init + ": absent")
+    raise RuntimeError("no torch: " + "; ".join(tried)[:400])
+
+
+def unbroadcast(grad, shape):
+    torch = _torch()
+    g = torch.from_numpy(np.asarray(grad, dtype=np.float64))
+    return (g.sum_to_size(tuple(shape)) if len(shape) else g.sum()).numpy()
+
+
+def _matmul_by_torch(self, other):
+    torch = _torch()
+    a = torch.tensor(self.data, requires_grad=True)
+    b = torch.tensor(other.data, requires_grad=True)
+    product = a @ b
+
+    def backward(g):
+        ga, gb = torch.autograd.grad(product, (a, b), torch.from_numpy(np.asarray(g, dtype=np.float64)),
+                                     retain_graph=True)
+        return ga.numpy(), gb.numpy()
+
+    return op(product.detach().numpy(), (self, other), backward)
+
+
+Tensor.__matmul__ = _matmul_by_torch
+'''),), ("1.1", "1.4", "2.1"), says=("no torch",)),
+    Hostile(
         "finite_differences", "every backward rule by central differences of its forward",
         "stubs", (("tensor.py", "append", FINITE_DIFFERENCES + NUMERIC),),
         ("1.2", "1.3", "1.4", "1.5", "1.6", "1.7", "1.8"), bound=120, load=False),

@@ -42,13 +42,20 @@ def _package_folder(name: str) -> str | None:
 
 
 @functools.cache
+def autodiff_folders() -> tuple[str, ...]:
+    """The folders of the autodiff libraries installed for this interpreter: absent from the filesystem of every
+    worker but torch_loop.py's (covered, in either isolation; never refused by an import hook alone)."""
+    return tuple(f for f in map(_package_folder, AUTODIFF) if f)
+
+
+@functools.cache
 def _hidden(block_autodiff: bool) -> tuple[str, ...]:
     """Folders under the bound interpreter paths that the worker must not see: the judge's packages where
     installed beside the interpreter (not an editable checkout), and the autodiff libraries for the numpy tasks."""
     bound = interpreter_paths()
     folders = [str(p) for p in (paths.SOLUTIONS, paths.EXERCISES, paths.HERE) if p.is_dir()]
     if block_autodiff:
-        folders += [f for f in map(_package_folder, AUTODIFF) if f]
+        folders += autodiff_folders()
     return tuple(f for f in folders if any(f == b or f.startswith(b + os.sep) for b in bound))
 
 

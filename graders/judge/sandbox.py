@@ -6,8 +6,9 @@
   leased for its lifetime (limits on processes do not bind root, and a uid of
   its own means that everything it left behind can be found and killed by
   uid). Without bubblewrap it gets a mount namespace of its own in which
-  other grades, the folder of the submissions, the checkout's solutions/ and
-  the judge's code are covered by empty folders (``Hiding``); where the
+  other grades, the folder of the submissions, the checkout's solutions/,
+  the judge's code and (but for torch_loop.py's) torch are covered by empty
+  folders (``Hiding``); where the
   interpreter is not reachable by others (a pyenv under /root), that uid
   keeps one capability, CAP_DAC_READ_SEARCH: it can read every other file,
   and write none of the judge's. Its command line names no folder.
@@ -27,7 +28,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from graders import paths
@@ -305,6 +306,15 @@ class Hiding:
             calls += [(os.makedirs, (os.fsencode(path), 0o711, True), f"mkdir {path}"),
                       (_bind_from_handle, (libc, index, os.fsencode(path)), f"mount --bind {path}")]
         return calls
+
+    def without_autodiff(self) -> Hiding:
+        """The same, with the autodiff libraries' folders covered too: for every worker but torch_loop.py's, so
+        that removing the worker's import refusal finds no torch to import."""
+        if not self.any:
+            return self
+        folders = [f for f in (*self.folders, *bubblewrap.autodiff_folders())]
+        folders = [f for f in dict.fromkeys(folders) if not any(f.startswith(o + os.sep) for o in folders)]
+        return replace(self, folders=tuple(folders))
 
     @property
     def any(self) -> bool:

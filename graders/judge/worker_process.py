@@ -374,7 +374,8 @@ class Worker:
                     if popen is None:
                         argv = sandbox.wrap(_launcher(request_read, response_write, preload, refused(packages)),
                                             layout, iso, packages, uid, block_autodiff)
-                        preexec = _preexec(self.limits, sandbox.drop_privileges(iso, uid, self.hiding), join)
+                        hiding = self.hiding.without_autodiff() if block_autodiff else self.hiding
+                        preexec = _preexec(self.limits, sandbox.drop_privileges(iso, uid, hiding), join)
                         with _live_lock:
                             before = set(children(os.getpid()))
                             popen = subprocess.Popen(
