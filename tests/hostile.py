@@ -31,8 +31,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from solution_scan import world_readable_copies
-
 from graders.judge import forkserver, uids
 from graders.judge.grade import ERROR, PASSED, Report
 from graders.paths import EXERCISES, REPO, SOLUTIONS
@@ -40,8 +38,6 @@ from graders.tasks import BY_ID
 
 ORIGINAL_LEASE, ORIGINAL_SWEEP = uids.lease_uid, uids.sweep
 
-ELSEWHERE = ("without bubblewrap a worker reads what any user can: this machine holds a copy of the repository "
-             "that any user may read (another clone), outside the folders the grader hides")
 
 
 
@@ -66,6 +62,9 @@ class Hostile:
     deadline: float | None = None  # the whole grade's deadline (grade's default when None)
     key: int | None = None  # graded with this key (derandomized when None)
     special: tuple[tuple[str, str], ...] = ()  # (name, "fifo" | "sparse" | "link:TARGET") made beside the files
+    # Under process limits a worker reads what any user can: graded there in a world the test builds (tests/world.py)
+    # that holds no copy of the repository but the test's own, so the outcome never depends on a stranger's files.
+    world: bool = False
 
     @property
     def points(self) -> float:
@@ -959,7 +958,7 @@ for _name in ("ref_epochs.train", "solutions.train", "sub_tensor.train", "sub_op
         "walk_the_disk_for_the_reference", "walks up from its own file and the working folder, the CI checkout "
         "and the editable install's finder, and execs the first reference tensor.py it finds", "stubs",
         (("tensor.py", "append", STEAL_REFERENCE),), ("1.1", "1.2", "2.1"),
-        holes={"limits": ELSEWHERE} if world_readable_copies((str(REPO),)) else {}, strict_holes=False),
+        world=True),
     Hostile(
         "env_and_proc", "reads os.environ, /proc/self/environ, the judge's /proc/<pid>/environ and mem, and "
         "reports them in its error message", "stubs", (("tensor.py", "append", ENV_PROBE),), ("1.1",),

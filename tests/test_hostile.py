@@ -22,6 +22,7 @@ import sys
 import time
 
 import pytest
+import world
 from hostile import HOSTILE, AttackSucceeded, Hostile, Machine, assert_earns
 
 from graders.judge import sandbox
@@ -59,6 +60,8 @@ def test_a_hostile_submission_earns_only_its_honest_part(entry: Hostile, isolati
     """Does the grader finish in time, leave the machine clean, and give exactly the honest part's score?"""
     machine = Machine(tmp_path, entry, monkeypatch)
     try:
+        if entry.world and isolation == "limits":
+            return _graded_in_a_world(machine, entry, tmp_path)
         start = time.monotonic()
         report = grade(machine.folder, task_ids=entry.tasks, scratch=machine.scratch, isolation=isolation,
                        key=entry.key, **({"deadline": entry.deadline} if entry.deadline is not None else {}))
@@ -73,6 +76,24 @@ def test_a_hostile_submission_earns_only_its_honest_part(entry: Hostile, isolati
         assert_earns(entry, report)
     finally:
         machine.cleanup()
+
+
+def _graded_in_a_world(machine: Machine, entry: Hostile, tmp_path) -> None:
+    """The grade under process limits, run by the console script's module in a world the test builds (a mount
+    namespace where no stranger's copy of the repository exists: tests/world.py): the score is the honest part's,
+    and nothing is left."""
+    if not world.works():
+        pytest.skip("building the test's world takes root and mount namespaces")
+    out = machine.results / "results.json"
+    run = subprocess.run([sys.executable, "-I", "-m", "graders", "grade", str(machine.folder), "--results", str(out),
+                          "--tasks", ",".join(entry.tasks), "--isolation", "limits"],
+                         cwd=tmp_path, env={**os.environ, "TMPDIR": str(machine.scratch)}, capture_output=True,
+                         text=True, timeout=entry.bound + CLI_SLACK, preexec_fn=world.preexec(world.needed(tmp_path)))
+    assert run.returncode == 0, run.stderr[-3000:]
+    machine.assert_clean(results_allowed=("results.json",), private_tmp=True)
+    result = json.loads(out.read_text())
+    assert result["score"] == entry.points, json.dumps(result, indent=1)[:3000]
+    assert {t["number"] for t in result["tests"] if t["score"] > 0} == set(entry.earns)
 
 
 @pytest.mark.parametrize(("entry", "isolation"), params([e for e in HOSTILE if e.cli]))

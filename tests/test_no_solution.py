@@ -18,7 +18,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from solution_scan import MODULE_NAMES, SYSTEM, distinctive_lines, found, scan_tree, scan_zip, world_readable_copies
+import world
+from solution_scan import MODULE_NAMES, SYSTEM, distinctive_lines, found, scan_tree, scan_zip
 
 from graders import paths
 from graders.course import release
@@ -152,25 +153,29 @@ def test_a_submission_that_reads_every_file_it_can_open_finds_no_solution(tmp_pa
     judge's scratch, the checkout, the class folder beside it) and reports each line of the reference solution
     it finds, in its error message and on stdout: does no output of the grade hold one, and did it look?
 
-    Other copies of the repository that any user of this machine may read (another clone, world-readable) are
-    left out of its search: without bubblewrap a worker reads them as any user could (README, the sandbox)."""
+    Without bubblewrap a worker reads what any user of the machine can, so under process limits the grade runs
+    in a world the test builds (tests/world.py: a mount namespace in which every folder a user could fill is
+    empty but the checkout, the interpreter and the test's own folder): the copies of the solution there are
+    the checkout's and the classmate's, which the judge must hide, and none of a stranger's."""
     if isolation == "bubblewrap" and not sandbox.bubblewrap_works():
         pytest.skip("bubblewrap is not installed here (.ci/run installs it)")
+    if isolation == "limits" and not world.works():
+        pytest.skip("building the test's world takes root and mount namespaces")
     wanted = sorted(hashlib.sha256(line.encode()).hexdigest() for line in distinctive_lines())
-    elsewhere = world_readable_copies((str(paths.REPO),)) if isolation == "limits" else ()
     class_folder = tmp_path / "class"
     shutil.copytree(paths.SOLUTIONS, class_folder / "classmate", ignore=shutil.ignore_patterns("__pycache__"))
     mine = class_folder / "searcher"
     shutil.copytree(paths.EXERCISES, mine, ignore=shutil.ignore_patterns("__pycache__"))
     text = (mine / "tensor.py").read_text()
-    (mine / "tensor.py").write_text(text + SEARCHER.format(wanted=wanted, names=MODULE_NAMES, skip=SYSTEM + elsewhere,
+    (mine / "tensor.py").write_text(text + SEARCHER.format(wanted=wanted, names=MODULE_NAMES, skip=SYSTEM,
                                                            first=[str(class_folder), str(paths.REPO)]))
     out = tmp_path / "out"
     done = subprocess.run([sys.executable, "-m", "graders", "grade", str(mine), "--tasks", "1.1",
                            "--isolation", isolation, "--results", str(out / "results.json"),
                            "--markdown", str(out / "summary.md"), "--junit", str(out / "junit.xml")],
                           capture_output=True, text=True, timeout=300, cwd=tmp_path,
-                          env={**os.environ, "PYTHONPATH": str(paths.REPO)})
+                          env={**os.environ, "PYTHONPATH": str(paths.REPO)},
+                          preexec_fn=world.preexec(world.needed(tmp_path)) if isolation == "limits" else None)
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads((out / "results.json").read_text())
     message = result["tests"][0]["output"]
