@@ -83,12 +83,13 @@ def build(entry: Hostile, parent: Path, context: dict[str, str]) -> Path:
         for key, value in context.items():
             text = text.replace(key, value)
         target = folder / name
+        target.parent.mkdir(parents=True, exist_ok=True)
         if how == "append":
             target.write_text(target.read_text() + "\n\n" + text.strip("\n") + "\n")
         else:
             target.write_text(text.lstrip("\n"))
     # As a student's checkout would be: readable by all.
-    for path in [folder, *folder.iterdir()]:
+    for path in [folder, *folder.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
     for name, kind in entry.special:  # after the chmod: a FIFO is never opened, a link never followed
         target = folder / name
@@ -104,6 +105,36 @@ def build(entry: Hostile, parent: Path, context: dict[str, str]) -> Path:
 
 
 # ----- attack code shared by several entries -----
+
+IMPOSTOR = '''
+"""Imported, or run, by the judge only if the judge resolved {name} from the submission: it leaves a mark
+in the results folder, prints a passing verdict and writes a perfect results.json wherever it is asked to."""
+import os as _os
+import sys as _sys
+
+try:
+    open(_os.path.join("@RESULTS@", "impostor-{name}-" + str(_os.getpid())), "w").close()
+except OSError:
+    pass
+print("uid", _os.getuid(), "100/100 from the submission's {name}", flush=True)
+for _i, _arg in enumerate(_sys.argv):
+    if _arg.endswith(".json") or (_i and _sys.argv[_i - 1] == "--results"):
+        try:
+            with open(_arg, "w") as _f:
+                _f.write(\'{{"score": 100.0, "output": "all tests passed", "tests": []}}\')
+        except OSError:
+            pass
+'''
+
+# A judge of the submission's own and the modules the judge imports, each an impostor (IMPOSTOR).
+JUDGE_IN_THE_SUBMISSION = tuple(
+    (path, "write", IMPOSTOR.format(name=path)) for path in (
+        "graders/__init__.py", "graders/__main__.py", "graders/cli.py", "graders/entry.py",
+        "graders/integrations/__init__.py", "graders/integrations/gradescope.py",
+        "graders/integrations/pytest_plugin.py", "graders/classgrade/__init__.py",
+        "graders/classgrade/batch_judge.py", "numpy.py", "torch.py", "hypothesis.py", "hashlib.py", "pathlib.py",
+        "sitecustomize.py", "usercustomize.py"))
+
 
 FAKE_RESULT = '{"score": 100.0, "output": "all tests passed", "tests": []}'
 
@@ -564,6 +595,12 @@ def _backward_with_a_huge_array(self, grad=None):
 
 Tensor.backward = _backward_with_a_huge_array
 '''
+
+
+def _no_impostor(context) -> None:
+    """No module of the submission's ran in the judge: none left its mark in the results folder."""
+    marks = sorted(p.name for p in Path(context["@RESULTS@"]).glob("impostor-*"))
+    assert not marks, f"the judge ran the submission's own modules: {marks}"
 
 
 def _kernel_check(report, context) -> None:
@@ -1173,6 +1210,12 @@ def _matmul_by_torch(self, other):
 
 Tensor.__matmul__ = _matmul_by_torch
 '''),), ("1.1", "1.4", "2.1"), says=("no torch",)),
+    Hostile(
+        "judge_in_the_submission", "carries its own graders/ package (a judge that prints 100 and writes a perfect "
+        "results.json) and numpy.py, torch.py, hypothesis.py, hashlib.py, pathlib.py, sitecustomize.py: run from "
+        "inside the submission, `python -m` would find them first", "stubs", JUDGE_IN_THE_SUBMISSION,
+        ("1.1", "2.1", "3.1"), cli=True, fake_lines=("100/100 from the submission",),
+        check=lambda report, context: _no_impostor(context)),
     Hostile(
         "finite_differences", "every backward rule by central differences of its forward",
         "stubs", (("tensor.py", "append", FINITE_DIFFERENCES + NUMERIC),),

@@ -219,10 +219,10 @@ def test_a_batch_killed_after_its_first_result_resumes_without_losing_or_regradi
         make_submission(subs, name, [])
     out = tmp_path / "out"
     mark = f"AGL_TEST_{uuid.uuid4().hex}"
-    command = [sys.executable, "-m", "graders", "grade-all", str(subs), "--out", str(out), "--jobs", "1",
+    command = [sys.executable, "-I", "-m", "graders", "grade-all", str(subs), "--out", str(out), "--jobs", "1",
                "--tasks", "1.1"]
     process = subprocess.Popen(command, env={**os.environ, mark: "1"}, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
+                               stderr=subprocess.DEVNULL, cwd=tmp_path)
     deadline = time.monotonic() + 120
     while not (out / "alice" / "grading.json").exists():
         assert process.poll() is None and time.monotonic() < deadline, "grade-all ended before its first result"

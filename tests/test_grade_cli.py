@@ -111,10 +111,23 @@ def test_the_judge_never_imports_the_submission(tmp_path):
     assert not (tmp_path / f"imported-in{__import__('os').getpid()}").exists()
 
 
-def test_python_dash_m_graders_is_the_same_command():
-    """Does `python -m graders` run the same command line as `autograd-lab`?"""
-    out = subprocess.run([sys.executable, "-m", "graders", "--version"], capture_output=True, text=True, check=True)
+def test_python_dash_m_graders_is_the_same_command(tmp_path):
+    """Does `python -I -m graders` run the same command line as `autograd-lab`?"""
+    out = subprocess.run([sys.executable, "-I", "-m", "graders", "--version"], capture_output=True, text=True,
+                         check=True, cwd=tmp_path)
     assert out.stdout.startswith("autograd-lab ")
+
+
+@pytest.mark.parametrize("isolated", [False, True])
+def test_python_dash_m_graders_refuses_a_judge_under_the_working_folder(isolated):
+    """From a folder that holds the graders package (a checkout here; a submission carrying a copy of graders/ in
+    the hostile corpus), does `python -m graders` refuse with one line that names the safe commands, and exit 2?"""
+    flags = ["-I"] if isolated else []
+    out = subprocess.run([sys.executable, *flags, "-m", "graders", "--version"], capture_output=True, text=True,
+                         cwd=REPO)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.startswith("autograd-lab: refusing to run the judge from ") and len(out.stderr.splitlines()) == 1
+    assert "python -I -m graders --version" in out.stderr and "autograd-lab" in out.stderr
 
 
 def test_the_table_shows_each_task_and_the_total():

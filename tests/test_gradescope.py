@@ -45,7 +45,7 @@ def fake_autograder(root: Path, archive: Path) -> Path:
 
 def run_autograder(root: Path) -> dict:
     env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRAD_LAB_PYTHON": sys.executable}
-    subprocess.run(["bash", str(root / "run_autograder")], env=env, check=False, timeout=600,
+    subprocess.run(["bash", str(root / "run_autograder")], env=env, check=False, timeout=600, cwd=root,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return json.loads((root / "results" / "results.json").read_text())
 

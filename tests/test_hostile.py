@@ -9,17 +9,20 @@ site-packages), and the score is exactly what the honest part earns. Entries
 marked with a ``hole`` for an isolation are strict xfails there: the attack
 wins, and the reason says why.
 
-The entries with ``cli`` are also graded the way CI does it: ``python -m
-graders grade`` run from inside the submission folder, with ``--results``.
+The entries with ``cli`` are also graded the way CI does it: ``autograd-lab
+grade`` run from inside the submission folder, with ``--results``; the one that
+carries a judge of its own, every documented way.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import world
@@ -35,6 +38,7 @@ ISOLATIONS = ("bubblewrap", "limits")
 # Entries allowed more than this many seconds run every task to its deadline by design: `long`, run by .ci/run.
 LONG_BOUND = 100.0
 CLI_SLACK = 60.0  # the judge's own start (torch) on top of the grade, for the command-line runs
+AUTOGRAD_LAB = str(Path(sys.executable).with_name("autograd-lab"))  # the console script of this environment
 
 
 def params(entries) -> list:
@@ -98,14 +102,14 @@ def _graded_in_a_world(machine: Machine, entry: Hostile, tmp_path) -> None:
 
 @pytest.mark.parametrize(("entry", "isolation"), params([e for e in HOSTILE if e.cli]))
 def test_the_command_line_from_inside_a_hostile_submission(entry: Hostile, isolation, tmp_path, monkeypatch):
-    """Run as CI runs it, `python -m graders grade . --results ...` from inside the submission folder: does
+    """Run as CI runs it, `autograd-lab grade . --results ...` from inside the submission folder: does
     results.json hold the judge's own verdict, and nothing the attack printed or wrote?"""
     machine = Machine(tmp_path, entry, monkeypatch)
     out = machine.results / "results.json"
     env = {**os.environ, "TMPDIR": str(machine.scratch)}
     try:
         start = time.monotonic()
-        run = subprocess.run([sys.executable, "-m", "graders", "grade", ".", "--results", str(out),
+        run = subprocess.run([AUTOGRAD_LAB, "grade", ".", "--results", str(out),
                               "--tasks", ",".join(entry.tasks), "--isolation", isolation],
                              cwd=machine.folder, env=env, capture_output=True, text=True,
                              timeout=entry.bound + CLI_SLACK)
@@ -121,6 +125,65 @@ def test_the_command_line_from_inside_a_hostile_submission(entry: Hostile, isola
         assert result["score"] == entry.points, json.dumps(result, indent=1)[:3000]
         assert {t["number"] for t in result["tests"] if t["score"] > 0} == set(entry.earns)
         assert "isolation: " + sandbox.choose(isolation).describe() in result["output"]
+    finally:
+        machine.cleanup()
+
+
+def _documented_ways(folder: Path, out: Path, tasks: str) -> dict[str, tuple[list[str], Path, Path | None]]:
+    """Every documented way to run the judge on ``folder``, from inside it: way -> (command, working folder, the
+    results.json it writes, or None where it must refuse to start)."""
+    python = [sys.executable, "-I", "-m"]
+    gradescope = out / "autograder"
+    return {
+        "console script": ([AUTOGRAD_LAB, "grade", ".", "--results", str(out / "console.json"), "--tasks", tasks],
+                           folder, out / "console.json"),
+        "python -I -m graders": ([*python, "graders", "grade", ".", "--results", str(out / "module.json"),
+                                  "--tasks", tasks], folder, out / "module.json"),
+        "python -I -m graders.integrations.gradescope": (
+            [*python, "graders.integrations.gradescope", "run", ".", str(out / "gradescope.json")], folder,
+            out / "gradescope.json"),
+        "run_autograder": (["bash", str(gradescope / "run_autograder")], gradescope / "submission",
+                           gradescope / "results" / "results.json"),
+        "grade-all": ([AUTOGRAD_LAB, "grade-all", str(folder.parent), "--out", str(out / "class"), "--jobs", "1",
+                       "--tasks", tasks], folder, out / "class" / folder.name / "results.json"),
+        "pytest plugin": ([str(Path(sys.executable).with_name("pytest")), "-c", os.devnull, "-p",
+                           "graders.integrations.pytest_plugin", "-p", "no:cacheprovider",
+                           "--autograd-lab-submission=."], folder, None),
+    }
+
+
+@pytest.mark.parametrize("way", list(_documented_ways(Path("."), Path("."), "")))
+def test_a_judge_in_the_submission_is_never_the_one_that_runs(way, tmp_path, monkeypatch):
+    """The submission carries its own graders/ (a judge that prints 100 and writes a perfect results.json) and
+    numpy.py, torch.py, hypothesis.py, hashlib.py, pathlib.py, sitecustomize.py. Run from inside it each documented
+    way (the console script, `python -I -m graders`, Gradescope's module and run_autograder, grade-all, the pytest
+    plugin): does the real judge grade it (0, the stubs' score) or refuse to start, with none of its modules run?"""
+    from graders.integrations import gradescope
+
+    entry = next(e for e in HOSTILE if e.name == "judge_in_the_submission")
+    machine = Machine(tmp_path, entry, monkeypatch)
+    out = machine.results
+    try:
+        command, cwd, results = _documented_ways(machine.folder, out, ",".join(entry.tasks))[way]
+        if way == "run_autograder":
+            shutil.copytree(machine.folder, cwd)
+            template = gradescope.TEMPLATES / "gradescope" / "run_autograder"
+            shutil.copyfile(template, out / "autograder" / "run_autograder")
+        env = {**os.environ, "TMPDIR": str(machine.scratch), "AUTOGRADER_ROOT": str(out / "autograder"),
+               "AUTOGRAD_LAB_PYTHON": sys.executable}
+        env = {name: value for name, value in env.items() if not name.startswith("PYTEST_")}
+        run = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=entry.bound + CLI_SLACK)
+        printed = run.stdout + run.stderr
+        assert "100/100 from the submission" not in printed, printed[-3000:]
+        marks = sorted(p.name for p in out.rglob("impostor-*"))
+        assert not marks, f"the judge ran the submission's own modules: {marks}"
+        if results is None:
+            assert run.returncode == pytest.ExitCode.USAGE_ERROR and "lies inside the submission" in run.stderr
+            return
+        assert run.returncode == 0, printed[-3000:]
+        result = json.loads(results.read_text())
+        assert result["score"] == 0 and not [t for t in result["tests"] if t["score"] > 0], json.dumps(result)[:2000]
+        assert len(result["tests"]) >= len(entry.tasks)
     finally:
         machine.cleanup()
 

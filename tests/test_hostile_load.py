@@ -74,7 +74,7 @@ def test_twenty_hostile_submissions_back_to_back(isolation, tmp_path, monkeypatc
 
 def _judge(folder, out, tasks, isolation, scratch, cwd):
     scratch.mkdir(parents=True, exist_ok=True)
-    return subprocess.Popen([sys.executable, "-m", "graders", "grade", str(folder), "--results", str(out),
+    return subprocess.Popen([sys.executable, "-I", "-m", "graders", "grade", str(folder), "--results", str(out),
                              "--tasks", ",".join(tasks), "--isolation", isolation],
                             cwd=cwd, env={**os.environ, "TMPDIR": str(scratch)},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

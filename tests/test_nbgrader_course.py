@@ -209,7 +209,7 @@ def cli_grade(folder: Path, scratch: Path) -> tuple[dict, float]:
     dict and the seconds it took."""
     scratch.mkdir()
     start = time.perf_counter()
-    command = [sys.executable, "-m", "graders", "grade", str(folder), "--results", "results.json"]
+    command = [sys.executable, "-I", "-m", "graders", "grade", str(folder), "--results", "results.json"]
     run = subprocess.run(command, cwd=scratch, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                          timeout=NBGRADER_TIMEOUT)
     seconds = time.perf_counter() - start

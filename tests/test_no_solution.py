@@ -170,7 +170,7 @@ def test_a_submission_that_reads_every_file_it_can_open_finds_no_solution(tmp_pa
     (mine / "tensor.py").write_text(text + SEARCHER.format(wanted=wanted, names=MODULE_NAMES, skip=SYSTEM,
                                                            first=[str(class_folder), str(paths.REPO)]))
     out = tmp_path / "out"
-    done = subprocess.run([sys.executable, "-m", "graders", "grade", str(mine), "--tasks", "1.1",
+    done = subprocess.run([sys.executable, "-I", "-m", "graders", "grade", str(mine), "--tasks", "1.1",
                            "--isolation", isolation, "--results", str(out / "results.json"),
                            "--markdown", str(out / "summary.md"), "--junit", str(out / "junit.xml")],
                           capture_output=True, text=True, timeout=300, cwd=tmp_path,

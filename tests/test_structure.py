@@ -15,7 +15,7 @@ from graders.tasks import TASKS
 GRADERS = paths.HERE
 SUBPACKAGES = ("judge", "worker", "results", "classgrade", "course", "integrations")
 TOP_LEVEL = {"__init__", "__main__", "cli", "cli_class", "cli_options", "pipeline", "tasks", "messages", "paths",
-             "lesson", "files"}
+             "lesson", "files", "entry"}
 
 
 def module_name(path: Path) -> str:

@@ -1,7 +1,7 @@
 """Gradescope: build the autograder zip, and grade one submission inside it.
 
     autograd-lab gradescope OUT.zip                                 (build, from a checkout)
-    python -m graders.integrations.gradescope run SUBMISSION RESULTS_JSON        (what run_autograder calls)
+    python -I -m graders.integrations.gradescope run SUBMISSION RESULTS_JSON     (what run_autograder calls)
 
 The zip holds ``setup.sh`` (installs Python, torch's CPU wheel pinned, and the
 wheel of this package built from the checkout, so no private index is needed),
@@ -12,6 +12,11 @@ graded, or a grader that fails, scores 0 with a message that says why.
 """
 
 from __future__ import annotations
+
+if __name__ == "__main__":  # before any import the working folder could shadow: graders.entry says why
+    from graders.entry import guard
+
+    guard("graders.integrations.gradescope")
 
 import argparse
 import importlib.metadata

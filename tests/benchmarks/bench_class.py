@@ -41,6 +41,9 @@ from graders import paths  # noqa: E402
 from graders.course import build  # noqa: E402
 from graders.judge.processes import descendants  # noqa: E402
 
+# The console script beside this interpreter: never `python -m graders`, which refuses to run from the checkout.
+AUTOGRAD_LAB = str(Path(sys.executable).with_name("autograd-lab"))
+
 ASSIGNMENT = "autograd_lab"
 
 
@@ -101,7 +104,7 @@ class TreeMemory:
 
 
 def grade_all(class_dir: Path, out: Path, jobs: int) -> dict:
-    command = [sys.executable, "-m", "graders", "grade-all", str(class_dir), "--out", str(out), "--jobs", str(jobs)]
+    command = [AUTOGRAD_LAB, "grade-all", str(class_dir), "--out", str(out), "--jobs", str(jobs)]
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     memory = TreeMemory(process.pid)

@@ -20,6 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
+# The console script beside this interpreter: never `python -m graders`, which refuses to run from the checkout.
+AUTOGRAD_LAB = str(Path(sys.executable).with_name("autograd-lab"))
+
 REPO = Path(__file__).resolve().parents[2]
 BURNER = '''
 
@@ -42,7 +45,7 @@ def unbroadcast(grad, shape):
 
 
 def grade(folder: Path, tasks: str | None = None) -> subprocess.Popen:
-    command = [sys.executable, "-m", "graders", "grade", str(folder)] + (["--tasks", tasks] if tasks else [])
+    command = [AUTOGRAD_LAB, "grade", str(folder)] + (["--tasks", tasks] if tasks else [])
     return subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 

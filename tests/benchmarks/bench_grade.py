@@ -24,6 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
+# The console script beside this interpreter: never `python -m graders`, which refuses to run from the checkout.
+AUTOGRAD_LAB = str(Path(sys.executable).with_name("autograd-lab"))
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -53,7 +56,7 @@ def main(argv=None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         results = Path(tmp) / "results.json"
         for isolation in isolations(args.isolation):
-            cli = [sys.executable, "-m", "graders", "grade", args.submission, "--results", str(results),
+            cli = [AUTOGRAD_LAB, "grade", args.submission, "--results", str(results),
                    "--isolation", isolation]
             rows[isolation] = statistics.median(timed(cli) for _ in range(args.repeat))
             score = json.loads(results.read_text())

@@ -31,6 +31,9 @@ from test_nbgrader_course import ASSIGNMENT, jupyter_env, submission_files  # no
 
 from graders.integrations import nbgrader_course  # noqa: E402
 
+# The console script beside this interpreter: never `python -m graders`, which refuses to run from the checkout.
+AUTOGRAD_LAB = str(Path(sys.executable).with_name("autograd-lab"))
+
 
 def timed(command: list[str], cwd: Path, env: dict[str, str]) -> float:
     start = time.perf_counter()
@@ -69,7 +72,7 @@ def main() -> None:
         for index in range(args.repeat):
             nb = timed([sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, "--student", "alice", "--force"],
                        course, env)
-            cli = timed([sys.executable, "-m", "graders", "grade", str(folder)], root, env)
+            cli = timed([AUTOGRAD_LAB, "grade", str(folder)], root, env)
             pairs.append((nb, cli))
             print(f"run {index + 1}: nbgrader autograde {nb:5.1f} s   autograd-lab grade {cli:5.1f} s   "
                   f"difference {nb - cli:+5.1f} s", flush=True)
@@ -85,7 +88,7 @@ def main() -> None:
                 (copy / path.name).write_bytes(path.read_bytes())
         whole = timed([sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, "--force"], course, env)
         graded = args.class_size + 1  # alice too
-        clis_class = [timed([sys.executable, "-m", "graders", "grade", str(course / "submitted" / s / ASSIGNMENT)],
+        clis_class = [timed([AUTOGRAD_LAB, "grade", str(course / "submitted" / s / ASSIGNMENT)],
                             root, env) for s in ["alice", *students]]
         print(f"a class of {graded}: one nbgrader autograde {whole:.1f} s ({whole / graded:.1f} s a student), "
               f"autograd-lab grade {sum(clis_class):.1f} s in all ({statistics.median(clis_class):.1f} s median): "
