@@ -537,8 +537,8 @@ _Name = type("Boom\\x1b[2J\\x1b[1;32m100/100" + "X" * 5000, (Exception,), {})
 
 
 def unbroadcast(grad, shape):
-    raise _Name("\\ud800 a lone surrogate, a bell \\x07, a NUL \\x00, a fence ```` and a line\\n```\\n# 100/100"
-                + "!" * 5000)
+    raise _Name("\\ud800 a lone surrogate, a bell \\x07, a NUL \\x00, XML's forbidden \\ufffe and \\uffff, a fence "
+                "```` and a line\\n```\\n# 100/100" + "!" * 5000)
 '''
 
 
@@ -1131,7 +1131,8 @@ def unbroadcast(grad, shape):
         check=_tree_memory_check, load=False),
     Hostile(
         "untrusted_text", "an exception class named with terminal escapes and 5,000 characters, a message with a "
-        "lone surrogate, a bell, a NUL, Markdown fences and a '# 100/100' line", "stubs",
+        "lone surrogate, a bell, a NUL, U+FFFE and U+FFFF (which no XML may hold), Markdown fences and a "
+        "'# 100/100' line", "stubs",
         (("tensor.py", "append", UNTRUSTED_TEXT),), ("1.1",), check=_text_check),
     Hostile(
         "deep_frames", "answers with a frame nested 200,000 deep (1.1), and with an array header claiming 2**55 "

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from graders import messages as msg
 from graders.files import atomic_write
+from graders.results.plain import safe
 from graders.tasks import TASKS
 
 RECORD = "grading.json"
@@ -44,7 +45,7 @@ class Record:
 
     def row(self, task_ids: tuple[str, ...]) -> list[str]:
         cells = [_number(self.scores[t]) if t in self.scores else "" for t in task_ids]
-        return [_cell(self.student), *cells, _number(self.total), _cell(self.status), f"{self.seconds:.1f}"]
+        return [_cell(self.student), *cells, _number(self.total), _cell(safe(self.status)), f"{self.seconds:.1f}"]
 
 
 def _number(value: float) -> str:
@@ -84,7 +85,9 @@ def columns(task_ids: tuple[str, ...]) -> list[str]:
 
 def render_csv(records: list[Record], task_ids: tuple[str, ...]) -> str:
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    # RFC 4180's line ends: the writer quotes a field holding any of them, so a name with a carriage return (a
+    # folder may be named so) stays one field of one row.
+    writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(columns(task_ids))
     for record in sorted(records, key=lambda r: r.student):
         writer.writerow(record.row(task_ids))

@@ -17,6 +17,7 @@ import json
 
 from graders import messages as msg
 from graders.judge.grade import ERROR, PASSED, SKIPPED
+from graders.results.plain import safe_result
 from graders.tasks import BY_ID
 
 VERSION = 1
@@ -28,6 +29,7 @@ def _status(test: dict) -> str:
 
 def payload(result: dict) -> dict:
     """The runner result as a dict; skipped tasks (6.2 without CUDA) are left out, as they carry no points."""
+    result = safe_result(result)
     tests = []
     for test in result["tests"]:
         status = _status(test)

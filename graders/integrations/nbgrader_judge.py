@@ -45,6 +45,7 @@ from traitlets.config import Application
 
 from graders import messages as msg
 from graders.classgrade import pool
+from graders.results.plain import safe_result
 from graders.tasks import BY_ID, GRADE_DEADLINE
 
 RESOURCE = "autograd_lab"  # the key of the scorecard in nbgrader's resources
@@ -293,6 +294,7 @@ class JudgeScores(NbGraderPreprocessor):
         result = judged(resources)
         if result is None:  # JudgeGrades did not run: no score can be trusted
             result = {"error": msg.NOTEBOOK_NO_JUDGE}
+        result = safe_result(result)  # the feedback's HTML and the notebook's JSON carry any of it
         tests = {test["number"]: test for test in result.get("tests", ())}
         for cell in nb.cells:
             task_id = task_of(cell)

@@ -12,6 +12,7 @@ from xml.etree import ElementTree as ET
 
 from graders import messages as msg
 from graders.judge.grade import PASSED, SKIPPED, Report
+from graders.results.plain import safe, safe_result
 
 
 def results(report: Report) -> dict:
@@ -19,7 +20,7 @@ def results(report: Report) -> dict:
     tests = []
     for r in report.results:
         test = {"name": f"{r.task.id} {r.task.title}", "number": r.task.id, "score": r.score,
-                "max_score": r.max_score, "output": r.message, "extra_data": {"status": r.status}}
+                "max_score": r.max_score, "output": safe(r.message), "extra_data": {"status": r.status}}
         if r.status != SKIPPED:
             test["status"] = "passed" if r.status == PASSED else "failed"
         tests.append(test)
@@ -36,7 +37,8 @@ def results(report: Report) -> dict:
 
 
 def dumps(result: dict) -> str:
-    return json.dumps(result, indent=2, sort_keys=True) + "\n"
+    """results.json's text: every string in it ``safe`` (a JSON parser may refuse an escaped lone surrogate)."""
+    return json.dumps(safe_result(result), indent=2, sort_keys=True) + "\n"
 
 
 def _reason(test: dict) -> str:
@@ -65,6 +67,7 @@ def _status(test: dict) -> str:
 
 def table(result: dict, *, seconds: float | None = None) -> str:
     """The terminal scorecard: one line per task, the total, then the full message of each failure."""
+    result = safe_result(result)
     rows = [f"{'task':<5} {'title':<50} {'points':>7}  {'status':<14} reason"]
     for test in result["tests"]:
         title = test["name"].split(" ", 1)[1]
@@ -82,6 +85,7 @@ def table(result: dict, *, seconds: float | None = None) -> str:
 
 def markdown(result: dict) -> str:
     """A CI job summary: the table, then each failure's message in a collapsed block."""
+    result = safe_result(result)
     extra = result.get("extra_data", {})
     out = [f"## autograd-lab: {result['score']:g}/{extra.get('max_score', 100):g}", "",
            "| task | title | points | status |", "| --- | --- | ---: | --- |"]
@@ -107,7 +111,7 @@ def _fence(text: str) -> str:
 
 def junit(result: dict) -> str:
     """JUnit XML for any CI: one testcase per task."""
-    tests = result["tests"]
+    tests = safe_result(result)["tests"]
     failures = sum(_status(t) not in (PASSED, SKIPPED) for t in tests)
     suite = ET.Element("testsuite", name="autograd-lab", tests=str(len(tests)), failures=str(failures),
                        skipped=str(sum(_status(t) == SKIPPED for t in tests)))
