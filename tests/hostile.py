@@ -447,7 +447,7 @@ def _leak_check(report, context) -> None:
     assert "PROBE" in message, message
     for secret in context["secrets"]:
         assert secret not in message, message
-    assert "env=[]" in message and "self=[]" in message, message
+    assert "env=[]" in message and "self=[]" in message and "cmdline=[]" in message, message
     assert "judge_environ=denied" in message and "judge_mem=denied" in message, message
     if os.geteuid() == 0:
         assert "uid=0 " not in message, f"the worker ran as root:\n{message}"
@@ -703,9 +703,16 @@ def unbroadcast(grad, shape):
 
 
 ENV_PROBE = '''
+WORKER_VARIABLES = {"LANG", "LC_ALL", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS",
+                    "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "PATH", "HOME", "TMPDIR", "PYTHONHASHSEED",
+                    "MPLBACKEND", "AGL_WORKER_RUNTIME", "AGL_WORKER_PACKAGES", "LD_LIBRARY_PATH",
+                    "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES"}
+
+
 def _probe():
-    """What the grader let slip: CI variables and judge paths in the environment, the judge's own
-    environment and memory through /proc, and who this process runs as."""
+    """What the grader let slip: CI variables and judge paths in the environment, variables a worker is not
+    started with in its /proc/self/environ, judge folders in its command line, the judge's own environment and
+    memory through /proc, and who this process runs as."""
     import os
     suspicious = ("GITHUB", "TOKEN", "SECRET", "PASSWORD", "AGL_JUDGE", "CI", "KEY", "RUNNER")
     judge_paths = ("@REPO@", "@RESULTS@")
@@ -717,9 +724,16 @@ def _probe():
     env = bad(os.environ.items())
     try:
         raw = open("/proc/self/environ", "rb").read().decode(errors="replace").split("\\0")
-        own = bad(tuple(item.partition("=")[::2]) for item in raw if item)
+        items = [tuple(item.partition("=")[::2]) for item in raw if item]
+        # Deny by default: only the variables a worker is started with (or none, once a fork server blanked its own).
+        own = bad(items) + sorted(k for k, _ in items if k not in WORKER_VARIABLES)
     except OSError:
         own = ["unreadable"]
+    try:
+        words = open("/proc/self/cmdline", "rb").read().decode(errors="replace").split("\\0")
+        command = sorted(w[:40] for w in words if any(t in w for t in ("zygote", "serve_forks", "agl-", "/tmp")))
+    except OSError:
+        command = ["unreadable"]
     found = {}
     judge = os.getppid()
     for what, path in (("judge_environ", "/proc/%d/environ" % judge), ("judge_mem", "/proc/%d/mem" % judge)):
@@ -730,8 +744,8 @@ def _probe():
         except OSError:
             found[what] = "denied"
     caps = [line.split()[1] for line in open("/proc/self/status") if line.startswith("CapEff")][0]
-    return (f"PROBE uid={os.getuid()} caps={caps} env={env} self={own} judge_environ={found['judge_environ']} "
-            f"judge_mem={found['judge_mem']}").replace("'", "")
+    return (f"PROBE uid={os.getuid()} caps={caps} env={env} self={own} cmdline={command} "
+            f"judge_environ={found['judge_environ']} judge_mem={found['judge_mem']}").replace("'", "")
 
 
 def unbroadcast(grad, shape):

@@ -50,6 +50,7 @@ def serve_forks(control_fd: int, torch_too: bool) -> None:
     """Import what every worker imports, say ready, then make a worker for each message until the judge hangs up."""
     from . import main
 
+    _blank_start_area()
     main.verbs()  # every verb's module
     if torch_too:
         import torch  # noqa: F401
@@ -75,6 +76,22 @@ def serve_forks(control_fd: int, torch_too: bool) -> None:
             for fd in fds:
                 os.close(fd)
         control.sendall(json.dumps(reply).encode())
+
+
+def _blank_start_area() -> None:
+    """Overwrite the memory that /proc/<pid>/environ and /proc/<pid>/cmdline read (the strings the kernel laid out
+    at exec, which every fork inherits): the environment with zeros, the command line with the interpreter and the
+    flags a worker is started with. A forked worker's /proc/self shows then nothing of this server's start (its
+    copy of the worker's code in a judge's temporary folder, the serve_forks call), and a worker's own environment
+    lives in os.environ alone. Python read both long ago (sys.argv, os.environ); C code that reads an environment
+    variable later reads the worker's, which os.environ sets."""
+    with open("/proc/self/stat") as f:
+        fields = f.read().rpartition(")")[2].split()
+    arg_start, arg_end, env_start, env_end = (int(fields[n - 3]) for n in (48, 49, 50, 51))
+    ctypes.memset(env_start, 0, env_end - env_start)
+    shown = b"\0".join([os.fsencode(sys.executable), b"-I", b"-B"]) + b"\0"
+    size = arg_end - arg_start
+    ctypes.memmove(arg_start, shown[:size].ljust(size, b"\0"), size)
 
 
 def _receive(control: socket.socket) -> tuple[bytes, list[int]]:
