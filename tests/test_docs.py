@@ -22,7 +22,7 @@ README = REPO / "README.md"
 README_MAX_LINES = 250
 PAGES = (README, *sorted(DOCS.glob("*.md")))
 SHELLS = ("", "console", "shell", "sh", "bash")  # fenced blocks whose lines are commands (or a session)
-COMMANDS = ("autograd-lab ", "python -m graders ")
+COMMANDS = ("autograd-lab ", "python -I -m graders ")
 WORDS_OF_A_MARKER_EXPRESSION = {"and", "or", "not"}
 
 

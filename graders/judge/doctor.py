@@ -61,12 +61,14 @@ def _worker_text(isolation: sandbox.Isolation) -> str:
                 "and /tmp (swept after it); cannot signal the judge or read its memory")
     if isolation.drop and sandbox.namespaces_work():
         return ("reads what any user can read, less what a mount namespace of its own hides: other grades, the "
-                "folder of the submissions, the checkout's solutions/ and the graders; writes only its working "
-                "folder and /tmp (swept after it); cannot signal the judge; its command line names no folder")
+                "folder of the submissions, the checkout's solutions/, the graders and (outside task 6) torch; no "
+                "network; writes only its working folder and /tmp (swept after it); cannot signal the judge; its "
+                "command line names no folder")
     if isolation.drop:
         return ("can read what any user can read (other students' submissions too, where their folders let "
-                "anyone read: this machine allows no mount namespace), write only its working folder and /tmp "
-                "(swept after it); cannot signal the judge")
+                "anyone read, and torch, kept from the numpy tasks by an import refusal alone: this machine allows "
+                "no mount namespace), write only its working folder and /tmp (swept after it); cannot signal the "
+                "judge")
     return ("runs as the judge's own uid: it can read and write whatever the judge can (other students' "
             "submissions, any checkout's solutions/ and the results directory included); use bubblewrap, or run "
             "the judge as root to drop the worker")

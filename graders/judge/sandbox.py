@@ -54,8 +54,8 @@ class Isolation:
             parts.append("an unprivileged uid that can read every file (no bubblewrap, no mount namespace: nothing "
                          "is hidden)")
         elif self.drop and not self.bubblewrap and namespaces_work():
-            parts.append("an unprivileged uid, a mount namespace that hides other grades, the submissions' folder "
-                         "and the graders")
+            parts.append("an unprivileged uid, a mount namespace that hides other grades, the submissions' folder, "
+                         "the graders and torch")
         elif self.drop:
             parts.append("an unprivileged uid")
         elif os.geteuid() == 0:
