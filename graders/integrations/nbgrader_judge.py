@@ -32,6 +32,7 @@ import os
 import queue
 import secrets
 import select
+import shutil
 import sys
 import threading
 import time
@@ -319,7 +320,30 @@ class JudgeScores(NbGraderPreprocessor):
 
 
 class JailedKernelManager(AsyncKernelManager):
-    """The kernel nbgrader starts, run through ``graders.integrations.kernel_jail`` in the notebook's own folder."""
+    """The kernel nbgrader starts, run through ``graders.integrations.kernel_jail`` in the notebook's own folder,
+    on zmq's ``ipc`` transport: its sockets are files in a fresh folder of its own (``kernel_jail.ipc_folder``),
+    the only thing it shares with nbgrader, since its jail has no network. Where no jail can hold it (nbgrader not
+    run as root), the jail serves a kernel that runs nothing, and the log says why; the judge's scores stand."""
+
+    _ipc: str | None = None
+
+    async def _async_pre_start_kernel(self, **kwargs):
+        from graders.integrations import kernel_jail  # imported here: nbgrader's process needs it for kernels only
+
+        if self._ipc is None or not os.path.isdir(self._ipc):
+            self._ipc = kernel_jail.ipc_folder()
+        self.transport, self.ip = "ipc", os.path.join(self._ipc, "kernel")
+        if not kernel_jail.can_jail():
+            self.log.warning(msg.KERNEL_REFUSED.format(uid=os.geteuid()))
+        return await super()._async_pre_start_kernel(**kwargs)
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        await super()._async_cleanup_resources(restart=restart)
+        if not restart and self._ipc is not None:
+            shutil.rmtree(self._ipc, ignore_errors=True)
+            self._ipc = None
+
+    cleanup_resources = _async_cleanup_resources
 
     def format_kernel_cmd(self, extra_arguments=None) -> list[str]:
         command = super().format_kernel_cmd(extra_arguments)
