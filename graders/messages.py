@@ -365,12 +365,16 @@ NOTEBOOK_JUDGED = "autograd-lab's graders, on the .py files of this submission:\
 KERNEL_SETUP = ("run `nbgrader autograde` as root (a root shell, in this environment), where the kernel runs as "
                 "the user nobody in a jail; then give the course's files back to you "
                 "(`chown -R YOU: COURSE_FOLDER`)")
-KERNEL_REFUSED = ("autograd-lab: the notebook's code is not run: nbgrader runs as uid {uid}, not root, and a kernel "
-                  "run as your own user could read everything you can (your home, ~/.ssh, the grader's examples "
-                  "cache) whatever sandbox it were in. The scores are the judge's, from the .py files, and stand. "
-                  "To run the notebooks too, " + KERNEL_SETUP + ".")
-KERNEL_REFUSED_CELL = ("Not run: the grading machine runs no notebook code as its instructor's user (uid {uid}). "
-                       "The graded cells' scores come from your .py files.\n")
+KERNEL_REFUSED = ("autograd-lab: the notebook's code is not run: {why}. The scores are the judge's, from the .py "
+                  "files, and stand. To run the notebooks too, {setup}.")
+KERNEL_WHY = {
+    "not-root": ("nbgrader runs as uid {uid}, not root, and a kernel run as your own user could read everything you "
+                 "can (your home, ~/.ssh, the grader's examples cache), whatever sandbox it were in", KERNEL_SETUP),
+    "no-jail": ("this machine has neither bubblewrap nor mount namespaces to jail the kernel in",
+                "install bubblewrap (apt-get install bubblewrap)"),
+}
+KERNEL_REFUSED_CELL = ("Not run: the grading machine runs no notebook code as its instructor's user (uid {uid}) or "
+                       "outside a jail. The graded cells' scores come from your .py files.\n")
 KERNEL_NOT_IPC = ("autograd-lab: the kernel's connection file asks for transport {transport!r}: its jail has no "
                   "network, so it talks to nbgrader only over ipc sockets (set "
                   "Execute.kernel_manager_class to graders.integrations.nbgrader_judge.JailedKernelManager)")
@@ -382,11 +386,8 @@ KERNEL_DESCRIBED = {
     "namespace": ("as nobody, with no network (ipc sockets to nbgrader), in a mount namespace (no bubblewrap): the "
                   "homes, the examples cache, the course and the checkout hidden, /tmp private, its own folder a "
                   "private copy; it reads what any user can read elsewhere"),
-    "no-namespace": ("not at all: this machine allows no mount namespace and has no bubblewrap, so no kernel runs the "
-                     "notebook (each cell says why); the scores, from the judge, stand"),
-    "refused": ("not at all as uid {uid} (not root): a kernel as your own user could read what you can, so each "
-                "cell says why it did not run; the scores, from the judge, stand. To run the notebooks too, "
-                + KERNEL_SETUP),
+    "refused": "nowhere: {why}; each cell says it did not run, and the scores, from the judge, stand. To run the "
+               "notebooks too, {setup}",
 }
 NOTEBOOK_NO_SUCH_TASK = "Task {task}: the grader knows no such task; please tell your instructor."
 # The visible checks print these; the notebook's setup cell holds them (students' kernels have no graders).

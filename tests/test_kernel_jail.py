@@ -193,7 +193,8 @@ def test_an_instructor_who_is_not_root_gets_a_kernel_that_runs_nothing(instructo
         shutil.rmtree(ipc, ignore_errors=True)
     assert "PROBE" not in out and "RAN 42" not in "".join(outputs)
     assert "".join(outputs) == messages.KERNEL_REFUSED_CELL.format(uid=uid)
-    assert messages.KERNEL_REFUSED.format(uid=uid) in err, err[-3000:]
+    why, setup = messages.KERNEL_WHY["not-root"]
+    assert messages.KERNEL_REFUSED.format(why=why.format(uid=uid), setup=setup) in err, err[-3000:]
     assert "Traceback" not in err, err[-3000:]
 
 
@@ -213,11 +214,16 @@ def test_a_kernel_on_tcp_or_a_socket_folder_not_its_own_is_refused(instructor, t
 
 
 def test_doctor_says_how_the_kernel_runs_here():
-    """Does describe() give doctor the line for this machine: refused where not root, else the jail it gets?"""
+    """Does describe() give doctor the line for this machine: refused (why, and the set-up) where not root or
+    where nothing can jail it, else the jail it gets?"""
     said = kernel_jail.describe()
     if os.geteuid() != 0:
-        assert said == messages.KERNEL_DESCRIBED["refused"].format(uid=os.geteuid())
+        why, setup = messages.KERNEL_WHY["not-root"]
+        assert said == messages.KERNEL_DESCRIBED["refused"].format(why=why.format(uid=os.geteuid()), setup=setup)
     elif sandbox.bubblewrap_works():
         assert said == messages.KERNEL_DESCRIBED["bubblewrap"]
+    elif sandbox.namespaces_work():
+        assert said == messages.KERNEL_DESCRIBED["namespace"]
     else:
-        assert said in (messages.KERNEL_DESCRIBED["namespace"], messages.KERNEL_DESCRIBED["no-namespace"])
+        why, setup = messages.KERNEL_WHY["no-jail"]
+        assert said == messages.KERNEL_DESCRIBED["refused"].format(why=why, setup=setup)

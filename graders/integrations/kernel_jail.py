@@ -16,7 +16,8 @@ zmq's ``ipc`` transport: its sockets are files in a fresh folder of its own, ``i
   kernel's own folders mounted back), a private ``/tmp``, ``/var/tmp`` and ``/dev/shm``, a ``/proc`` that shows
   only nobody's processes, the notebook's folder a private copy. Everything else any user can read, it can read;
 - otherwise (not root, or no mount namespace): no kernel runs the notebook. A kernel that runs no code answers
-  nbgrader instead: each cell it is sent gets a line saying why it did not run (``messages.KERNEL_REFUSED``).
+  nbgrader instead: each cell it is sent gets a line saying why it did not run (``messages.KERNEL_REFUSED_CELL``),
+  and nbgrader's log says why and what set-up lets the notebooks run (``refusal``).
   The judge grades the files all the same, so every score stands. A kernel run as the instructor's own uid
   could read everything the instructor can (the examples cache, ``~/.ssh``), in a sandbox or not.
 
@@ -60,11 +61,6 @@ def kernel_uid() -> int | None:
         return pwd.getpwnam(UNPRIVILEGED).pw_uid
     except KeyError:
         return 65534
-
-
-def can_jail() -> bool:
-    """Whether a kernel may run here: as root, in bubblewrap or in a mount namespace of its own."""
-    return os.geteuid() == 0 and (sandbox.bubblewrap_works() or sandbox.namespaces_work())
 
 
 def ipc_folder() -> str:
@@ -238,15 +234,22 @@ def jailed_command(folder: Path, connection_file: str, command: list[str]) -> tu
     return inside, uid, fd, ipc
 
 
+def refusal() -> tuple[str, str] | None:
+    """Why no kernel may run the notebook here, and the one-time set-up that lets one (KERNEL_WHY); None: one may."""
+    if os.geteuid() != 0:
+        why, setup = msg.KERNEL_WHY["not-root"]
+        return why.format(uid=os.geteuid()), setup
+    if not (sandbox.bubblewrap_works() or sandbox.namespaces_work()):
+        return msg.KERNEL_WHY["no-jail"]
+    return None
+
+
 def describe() -> str:
     """One line for doctor: how nbgrader's kernel runs here (nbgrader_config.py's JailedKernelManager)."""
-    if os.geteuid() != 0:
-        return msg.KERNEL_DESCRIBED["refused"].format(uid=os.geteuid())
-    if sandbox.bubblewrap_works():
-        return msg.KERNEL_DESCRIBED["bubblewrap"]
-    if sandbox.namespaces_work():
-        return msg.KERNEL_DESCRIBED["namespace"]
-    return msg.KERNEL_DESCRIBED["no-namespace"]
+    refused = refusal()
+    if refused is not None:
+        return msg.KERNEL_DESCRIBED["refused"].format(why=refused[0], setup=refused[1])
+    return msg.KERNEL_DESCRIBED["bubblewrap" if sandbox.bubblewrap_works() else "namespace"]
 
 
 def refuse(connection_file: str) -> None:
@@ -277,8 +280,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", nargs="+")
     args = parser.parse_args(argv)
     connection_file = os.path.realpath(args.connection_file)
-    if not can_jail():
-        print(msg.KERNEL_REFUSED.format(uid=os.geteuid()), file=sys.stderr)
+    refused = refusal()
+    if refused is not None:
+        print(msg.KERNEL_REFUSED.format(why=refused[0], setup=refused[1]), file=sys.stderr)
         refuse(connection_file)
         return 0
     try:

@@ -333,8 +333,9 @@ class JailedKernelManager(AsyncKernelManager):
         if self._ipc is None or not os.path.isdir(self._ipc):
             self._ipc = kernel_jail.ipc_folder()
         self.transport, self.ip = "ipc", os.path.join(self._ipc, "kernel")
-        if not kernel_jail.can_jail():
-            self.log.warning(msg.KERNEL_REFUSED.format(uid=os.geteuid()))
+        refused = kernel_jail.refusal()
+        if refused is not None:
+            self.log.warning(msg.KERNEL_REFUSED.format(why=refused[0], setup=refused[1]))
         return await super()._async_pre_start_kernel(**kwargs)
 
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
