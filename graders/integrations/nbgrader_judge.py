@@ -16,11 +16,12 @@ around nbgrader's ``Execute`` in ``Autograde.autograde_preprocessors``, and runs
   and sets the outputs of every graded cell to the judge's message for its task and the task's points,
   whatever the kernel printed; ``SaveAutoGrades`` records those points. The setup cell (0 points) is left as
   the kernel ran it;
-- ``JailedKernelManager`` starts the kernel through ``graders.integrations.kernel_jail``: under bubblewrap (no write
-  access anywhere but a private /tmp, the course folder and the checkout hidden but for this student's
-  own folder, read-only), as an unprivileged uid where nbgrader runs as root. What the notebook runs, the
-  visible checks and any cell a student added, can change only that student's own outputs, and those no
-  longer decide a score.
+- ``JailedKernelManager`` starts the kernel through ``graders.integrations.kernel_jail``, on zmq ``ipc`` sockets in a
+  fresh folder of its own: as root, as ``nobody`` with no network, seeing the interpreter, its sockets, a private
+  /tmp and a private copy of its notebook's folder (under bubblewrap nothing else; without it, the homes, the
+  examples cache, the course and the checkout covered); not as root, no kernel runs the notebook at all (a kernel
+  that runs nothing answers, and says why). What the notebook runs, the visible checks and any cell a student
+  added, can change only that student's own outputs, and those no longer decide a score.
 """
 
 from __future__ import annotations
