@@ -360,9 +360,35 @@ NOTEBOOK_JUDGE_NO_START = "the judge's process could not be started ({why})"
 NOTEBOOK_NO_JUDGE = ("The grader's step (JudgeGrades in Autograde.autograde_preprocessors) did not run, so no score "
                      "can be trusted: 0 points. Rewrite nbgrader_config.py with `autograd-lab nbgrader`.")
 NOTEBOOK_JUDGED = "autograd-lab's graders, on the .py files of this submission:\n{text}\n"
-KERNEL_NOT_JAILED = ("autograd-lab: the notebook's kernel runs as your own user, without bubblewrap: a cell of the "
-                     "notebook can write whatever you can, the gradebook too. Install bubblewrap, or autograde as "
-                     "root.")
+# nbgrader's kernel (graders/integrations/kernel_jail.py): the jail's refusal, said on nbgrader's log and in each
+# cell the notebook's kernel is sent, and doctor's line.
+KERNEL_SETUP = ("run `nbgrader autograde` as root (a root shell, in this environment), where the kernel runs as "
+                "the user nobody in a jail; then give the course's files back to you "
+                "(`chown -R YOU: COURSE_FOLDER`)")
+KERNEL_REFUSED = ("autograd-lab: the notebook's code is not run: {why}. The scores are the judge's, from the .py "
+                  "files, and stand. To run the notebooks too, {setup}.")
+KERNEL_WHY = {
+    "not-root": ("nbgrader runs as uid {uid}, not root, and a kernel run as your own user could read everything you "
+                 "can (your home, ~/.ssh, the grader's examples cache), whatever sandbox it were in", KERNEL_SETUP),
+    "no-jail": ("this machine has neither bubblewrap nor mount namespaces to jail the kernel in",
+                "install bubblewrap (apt-get install bubblewrap)"),
+}
+KERNEL_REFUSED_CELL = ("Not run: the grading machine runs no notebook code as its instructor's user (uid {uid}) or "
+                       "outside a jail. The graded cells' scores come from your .py files.\n")
+KERNEL_NOT_IPC = ("autograd-lab: the kernel's connection file asks for transport {transport!r}: its jail has no "
+                  "network, so it talks to nbgrader only over ipc sockets (set "
+                  "Execute.kernel_manager_class to graders.integrations.nbgrader_judge.JailedKernelManager)")
+KERNEL_BAD_IPC = "autograd-lab: the kernel's socket folder {folder} is refused: {why}"
+KERNEL_DESCRIBED = {
+    "bubblewrap": ("in bubblewrap, as nobody, with no network (ipc sockets to nbgrader): it sees the interpreter "
+                   "(read-only), its sockets, a private /tmp and a private copy of its notebook's folder, and "
+                   "nothing else: no home, no cache, no course, no checkout"),
+    "namespace": ("as nobody, with no network (ipc sockets to nbgrader), in a mount namespace (no bubblewrap): the "
+                  "homes, the examples cache, the course and the checkout hidden, /tmp private, its own folder a "
+                  "private copy; it reads what any user can read elsewhere"),
+    "refused": "nowhere: {why}; each cell says it did not run, and the scores, from the judge, stand. To run the "
+               "notebooks too, {setup}",
+}
 NOTEBOOK_NO_SUCH_TASK = "Task {task}: the grader knows no such task; please tell your instructor."
 # The visible checks print these; the notebook's setup cell holds them (students' kernels have no graders).
 VISIBLE_CHECK = {

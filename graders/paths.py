@@ -9,6 +9,7 @@ package's own tests read it, and nothing that grades does.
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -20,6 +21,8 @@ WORKER = HERE / "worker"  # the untrusted side, copied into every grade's runtim
 TEMPLATES = HERE / "templates"  # workflow, cluster and Gradescope templates
 # The modules generated from solutions/ (stubs where graded, as they are where given): a submission's, in the
 # contract's order, then the lesson and the gradient check that are given extra.
+# The examples cache (graders/judge/examples_cache.py): the grader's draws and expected values, the instructor's.
+CACHE_ENV, CACHE_OFF = "AUTOGRAD_LAB_CACHE", ("off", "0", "none", "no")
 GIVEN_MODULES = ("__init__", "tensor", "nn", "optim", "data", "train", "torch_loop", "lesson", "gradcheck")
 
 
@@ -41,3 +44,16 @@ def graders_fingerprint() -> str:
         if "__pycache__" not in path.parts:
             digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
+
+
+def examples_cache() -> Path | None:
+    """Where the examples cache keeps its draws, or None when it is off: ``AUTOGRAD_LAB_CACHE``, else
+    ``$XDG_CACHE_HOME/autograd-lab/examples`` (``~/.cache`` without it). Here, not in the cache's module, so that
+    nbgrader's kernel jail can hide it without importing numpy and Hypothesis."""
+    chosen = os.environ.get(CACHE_ENV, "").strip()
+    if chosen.lower() in CACHE_OFF:
+        return None
+    if chosen:
+        return Path(chosen).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "autograd-lab" / "examples"

@@ -72,9 +72,9 @@ from graders.integrations.nbgrader_judge import start_for_autograde  # noqa: E40
 
 start_for_autograde()
 
-# The kernel runs in a jail (graders/integrations/kernel_jail.py): read-only, the course folder (the gradebook, the
-# other students' files) and the graders hidden, as the unprivileged user nobody where nbgrader runs as
-# root. A cell of the notebook can change only that student's own outputs, which decide no score.
+# The kernel runs in a jail (graders/integrations/kernel_jail.py), as the user nobody, with no network (ipc sockets
+# to nbgrader): nothing of yours (home, caches, the course, the checkout), only the interpreter and a private copy
+# of its folder. nbgrader must run as root for that; otherwise no kernel runs the notebooks (the scores stand).
 c.Execute.kernel_manager_class = "graders.integrations.nbgrader_judge.JailedKernelManager"
 
 # The kernel that runs the notebooks: any Python with numpy (and torch, for task 6's visible check);

@@ -16,11 +16,12 @@ around nbgrader's ``Execute`` in ``Autograde.autograde_preprocessors``, and runs
   and sets the outputs of every graded cell to the judge's message for its task and the task's points,
   whatever the kernel printed; ``SaveAutoGrades`` records those points. The setup cell (0 points) is left as
   the kernel ran it;
-- ``JailedKernelManager`` starts the kernel through ``graders.integrations.kernel_jail``: under bubblewrap (no write
-  access anywhere but a private /tmp, the course folder and the checkout hidden but for this student's
-  own folder, read-only), as an unprivileged uid where nbgrader runs as root. What the notebook runs, the
-  visible checks and any cell a student added, can change only that student's own outputs, and those no
-  longer decide a score.
+- ``JailedKernelManager`` starts the kernel through ``graders.integrations.kernel_jail``, on zmq ``ipc`` sockets in a
+  fresh folder of its own: as root, as ``nobody`` with no network, seeing the interpreter, its sockets, a private
+  /tmp and a private copy of its notebook's folder (under bubblewrap nothing else; without it, the homes, the
+  examples cache, the course and the checkout covered); not as root, no kernel runs the notebook at all (a kernel
+  that runs nothing answers, and says why). What the notebook runs, the visible checks and any cell a student
+  added, can change only that student's own outputs, and those no longer decide a score.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import os
 import queue
 import secrets
 import select
+import shutil
 import sys
 import threading
 import time
@@ -321,7 +323,31 @@ class JudgeScores(NbGraderPreprocessor):
 
 
 class JailedKernelManager(AsyncKernelManager):
-    """The kernel nbgrader starts, run through ``graders.integrations.kernel_jail`` in the notebook's own folder."""
+    """The kernel nbgrader starts, run through ``graders.integrations.kernel_jail`` in the notebook's own folder,
+    on zmq's ``ipc`` transport: its sockets are files in a fresh folder of its own (``kernel_jail.ipc_folder``),
+    the only thing it shares with nbgrader, since its jail has no network. Where no jail can hold it (nbgrader not
+    run as root), the jail serves a kernel that runs nothing, and the log says why; the judge's scores stand."""
+
+    _ipc: str | None = None
+
+    async def _async_pre_start_kernel(self, **kwargs):
+        from graders.integrations import kernel_jail  # imported here: nbgrader's process needs it for kernels only
+
+        if self._ipc is None or not os.path.isdir(self._ipc):
+            self._ipc = kernel_jail.ipc_folder()
+        self.transport, self.ip = "ipc", os.path.join(self._ipc, "kernel")
+        refused = kernel_jail.refusal()
+        if refused is not None:
+            self.log.warning(msg.KERNEL_REFUSED.format(why=refused[0], setup=refused[1]))
+        return await super()._async_pre_start_kernel(**kwargs)
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        await super()._async_cleanup_resources(restart=restart)
+        if not restart and self._ipc is not None:
+            shutil.rmtree(self._ipc, ignore_errors=True)
+            self._ipc = None
+
+    cleanup_resources = _async_cleanup_resources
 
     def format_kernel_cmd(self, extra_arguments=None) -> list[str]:
         command = super().format_kernel_cmd(extra_arguments)

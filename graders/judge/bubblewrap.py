@@ -18,6 +18,8 @@ BWRAP = "bwrap"
 SANDBOX = Path("/sandbox")
 # Inside bubblewrap the working folder and /tmp are memory: bounded so that writing them is no memory bomb.
 WORK_TMPFS_BYTES, TMP_TMPFS_BYTES = 128 * 2**20, 32 * 2**20
+# The system's files every Python needs (the dynamic loader's cache, the alternatives' links), read-only.
+SYSTEM = ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/alternatives")
 # Autodiff libraries no module but torch_loop.py may import (contract.md).
 AUTODIFF = ("torch", "functorch", "torchgen", "torchvision", "torchaudio", "jax", "jaxlib", "autograd",
             "tensorflow", "keras", "mxnet", "cupy", "chainer")
@@ -29,6 +31,26 @@ def interpreter_paths() -> list[str]:
         if path and not any(path == p or path.startswith(p + os.sep) for p in found):
             found.append(path)
     return found
+
+
+def interpreter_args() -> list[str]:
+    """bubblewrap's arguments that show the system's libraries and the interpreter, read-only, and nothing around
+    them: a worker's and nbgrader's kernel's filesystem start from these."""
+    argv = []
+    for system in SYSTEM:
+        argv += ["--ro-bind-try", system, system]
+    for path in interpreter_paths():
+        # Folders above the interpreter (such as /root) are made searchable, so the dropped uid reaches it.
+        argv += searchable_parents(path) + ["--ro-bind", path, path]
+    return argv
+
+
+def searchable_parents(path: str) -> list[str]:
+    """bubblewrap's arguments that make every folder above ``path`` an empty folder anyone can search."""
+    argv = []
+    for folder in reversed(Path(path).parents[:-1]):
+        argv += ["--perms", "0755", "--dir", str(folder)]
+    return argv
 
 
 def _package_folder(name: str) -> str | None:
@@ -64,15 +86,9 @@ def command(layout: Layout, packages: tuple[str, ...], block_autodiff: bool) -> 
     argv = [BWRAP, "--die-with-parent", "--new-session", "--unshare-net", "--unshare-pid", "--unshare-ipc",
             "--unshare-uts", "--unshare-cgroup-try", "--proc", "/proc", "--dev", "/dev",
             "--size", str(TMP_TMPFS_BYTES), "--perms", "1777", "--tmpfs", "/tmp"]
-    for system in ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/alternatives"):
-        argv += ["--ro-bind-try", system, system]
     for device in sorted(glob.glob("/dev/nvidia*")):  # the GPU, where there is one (task 6.2)
         argv += ["--dev-bind-try", device, device]
-    for path in interpreter_paths():
-        # Folders above the interpreter (such as /root) are made searchable, so the dropped uid reaches it.
-        for folder in reversed(Path(path).parents[:-1]):
-            argv += ["--perms", "0755", "--dir", str(folder)]
-        argv += ["--ro-bind", path, path]
+    argv += interpreter_args()
     for folder in _hidden(block_autodiff):
         argv += ["--size", "4096", "--perms", "0555", "--tmpfs", folder]
     argv += ["--perms", "0755", "--dir", str(SANDBOX), "--perms", "0755", "--dir", str(SANDBOX / "pkgs"),

@@ -22,7 +22,6 @@ import functools
 import hashlib
 import io
 import json
-import os
 import pickle
 import platform
 import re
@@ -36,9 +35,9 @@ import numpy as np
 
 from graders import __version__, files, paths
 
-CACHE_ENV = "AUTOGRAD_LAB_CACHE"
+CACHE_ENV = paths.CACHE_ENV
 STALE_DAYS = 30  # what another version of the graders kept is removed after this long unwritten
-OFF = ("off", "0", "none", "no")
+OFF = paths.CACHE_OFF
 # What a cached draw may hold: numpy's arrays and scalars, and the checks' own setups (dataclasses of numbers).
 _ALLOWED = {
     ("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "_reconstruct"),
@@ -52,14 +51,8 @@ DESCRIBE_SECONDS = 60.0  # how long a strategy's description is asked again whil
 
 
 def folder() -> Path | None:
-    """Where the draws are kept, or None when the cache is off."""
-    chosen = os.environ.get(CACHE_ENV, "").strip()
-    if chosen.lower() in OFF:
-        return None
-    if chosen:
-        return Path(chosen).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "autograd-lab" / "examples"
+    """Where the draws are kept, or None when the cache is off (``paths.examples_cache``)."""
+    return paths.examples_cache()
 
 
 @functools.cache
