@@ -178,8 +178,13 @@ def test_an_instructor_who_is_not_root_gets_a_kernel_that_runs_nothing(instructo
     client = BlockingKernelClient()
     try:
         client.load_connection_file(str(connection))
-        client.start_channels()
-        client.wait_for_ready(timeout=60)
+        # No heartbeat: a kernel slow to start on a loaded machine (ipykernel's import) would read as dead to it.
+        client.start_channels(hb=False)
+        try:
+            client.wait_for_ready(timeout=60)
+        except RuntimeError as error:  # the jail died, or did not answer in time: say what it said
+            jail.kill()
+            raise AssertionError(f"{error}; the jail said:\n{jail.communicate()[1][-3000:]}") from None
         outputs = []
         client.execute_interactive("print('RAN', 6 * 7)", timeout=30,
                                    output_hook=lambda m: outputs.append(m["content"].get("text", "")))
