@@ -50,6 +50,23 @@ def _as_a_worker(uid: int | None) -> None:
     os.setresuid(uid, uid, uid)
 
 
+def _holds_behind_the_filter(check) -> bool:
+    """Whether ``check()`` is true in a forked child, as a worker would run it: behind the seccomp filter, and
+    (as root) in an IPC namespace and a leased worker uid of its own, released after."""
+    uid = uids.lease_uid() if os.geteuid() == 0 else None
+
+    def probe() -> int:
+        _as_a_worker(uid)
+        assert seccomp.install()
+        return 0 if check() else 1
+
+    try:
+        return _in_a_child(probe) == 0
+    finally:
+        if uid is not None:
+            uids.release_uid(uid)
+
+
 @needs_x86_64
 def test_the_filter_refuses_every_call_of_another_abi():
     """Behind the filter, does every i386 call (getpid too) and every x32 number fail with EPERM, while the
@@ -57,20 +74,11 @@ def test_the_filter_refuses_every_call_of_another_abi():
     namespace: dict = {}
     exec(KERNEL_STATE_OTHER_ABI, namespace)  # the corpus's own probe, run in a child
 
-    def probe() -> int:
-        _as_a_worker(uid)
-        assert seccomp.install()
-        said = namespace["_other_abis"]()
-        assert os.getpid() > 0
-        channels = said.split(": ", 1)[1].split()
-        return 0 if channels and all(c.endswith("=EPERM") for c in channels) else 1
+    def refused() -> bool:
+        channels = namespace["_other_abis"]().split(": ", 1)[1].split()
+        return os.getpid() > 0 and bool(channels) and all(c.endswith("=EPERM") for c in channels)
 
-    uid = uids.lease_uid() if os.geteuid() == 0 else None
-    try:
-        assert _in_a_child(probe) == 0
-    finally:
-        if uid is not None:
-            uids.release_uid(uid)
+    assert _holds_behind_the_filter(refused)
 
 
 def test_the_filter_refuses_the_native_key_and_ipc_calls():
@@ -80,23 +88,16 @@ def test_the_filter_refuses_the_native_key_and_ipc_calls():
         pytest.skip("no filter for this architecture")
     add_key, _, keyctl, shmget = known[1][:4]
 
-    def probe() -> int:
-        _as_a_worker(uid)
-        assert seccomp.install()
+    def refused() -> bool:
         libc = ctypes.CDLL(None, use_errno=True)
-        refused = []
+        answers = []
         for number, args in ((add_key, (b"user", b"agl-test", b"x", 1, -4)), (keyctl, (0, -4, 0)),
                              (shmget, (0x41474C, 4096, 0o1000 | 0o600))):
             ctypes.set_errno(0)
-            refused.append(libc.syscall(number, *args) == -1 and ctypes.get_errno() == errno.EPERM)
-        return 0 if all(refused) else 1
+            answers.append(libc.syscall(number, *args) == -1 and ctypes.get_errno() == errno.EPERM)
+        return all(answers)
 
-    uid = uids.lease_uid() if os.geteuid() == 0 else None
-    try:
-        assert _in_a_child(probe) == 0
-    finally:
-        if uid is not None:
-            uids.release_uid(uid)
+    assert _holds_behind_the_filter(refused)
 
 
 def _leave_a_key(uid: int) -> None:
