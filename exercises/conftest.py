@@ -115,6 +115,33 @@ NO_TORCH = ("Task 6's tests were skipped: torch is not installed. Tasks 1 to 5 n
             "task 6: pip install -r exercises/requirements-torch.txt (README.md, 'Set up').")
 
 
+def cuda_build_unasked() -> str | None:
+    """A warning when the torch installed is the CUDA build (its NVIDIA libraries beside it, over 2 GB) on a
+    machine with no NVIDIA GPU: the CPU build does every task. Read from the installed packages' metadata, so
+    torch is not imported for it. None otherwise."""
+    import glob
+    from importlib import metadata
+
+    try:
+        version = metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        return None
+    if "+cpu" in version or glob.glob("/dev/nvidia[0-9]*"):
+        return None
+    nvidia = sorted({(d.metadata["Name"] or "").lower() for d in metadata.distributions()
+                     if (d.metadata["Name"] or "").lower().startswith("nvidia-")})
+    if not nvidia:
+        return None
+    return (f"Note: torch {version} here is the CUDA build ({len(nvidia)} NVIDIA packages beside it, over 2 GB), "
+            "and this machine has no NVIDIA GPU. The CPU build does every task: pip uninstall -y torch "
+            f"{' '.join(nvidia)} && pip install -r exercises/requirements-torch.txt")
+
+
+def pytest_report_header(config):
+    warning = cuda_build_unasked()
+    return [warning] if warning else []
+
+
 def pytest_terminal_summary(terminalreporter, config):
     terminalreporter.write_line("")
     terminalreporter.write_line(BEYOND)

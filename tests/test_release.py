@@ -163,3 +163,69 @@ def test_the_cluster_examples_run_the_same_grade_all_command_per_shard_then_merg
     assert all("@TORCH_VERSION@" not in text for text in texts.values())
     assert main(["examples", str(tmp_path)]) == 2  # they exist now
     assert main(["examples", str(tmp_path), "--force"]) == 0
+
+
+def test_torch_for_task_6_is_the_graders_cpu_build_from_the_cpu_index_alone(bundle):
+    """Does requirements-torch.txt pin the torch the graders run (the CI constraints' pin in the repository, the
+    installed one in the bundle, as the workflow does) and take it from PyTorch's CPU index with --index-url, never
+    --extra-index-url (pip then takes the newest torch of either index: the default one's CUDA build)?"""
+    from graders.integrations.gradescope import torch_version
+
+    pinned = re.search(r"^torch==(\S+)$", (REPO / ".ci" / "constraints.txt").read_text(), re.M).group(1)
+    for text, version in (((paths.EXERCISES / "requirements-torch.txt").read_text(), pinned),
+                          ((bundle / "exercises" / "requirements-torch.txt").read_text(), torch_version())):
+        lines = [line for line in text.splitlines() if line and not line.startswith("#")]
+        assert lines == ["--index-url https://download.pytorch.org/whl/cpu", f"torch=={version}"]
+        assert "--extra-index-url" not in text
+    workflow = (bundle / ".github" / "workflows" / "autograde.yml").read_text()
+    assert f'"torch=={torch_version()}" --index-url https://download.pytorch.org/whl/cpu' in workflow
+
+
+def test_git_add_all_in_a_fresh_bundle_with_its_venv_stages_only_the_exercises(bundle, tmp_path):
+    """The README makes .venv inside the bundle, and pytest, Hypothesis and a grade leave caches and results:
+    does `git add -A` there stage the bundle's own files and nothing else?"""
+    import shutil
+    import subprocess
+
+    copy = tmp_path / "bundle"
+    shutil.copytree(bundle, copy)
+    made = [".venv/bin/python", ".venv/lib/python3.11/site-packages/torch/__init__.py", "venv/pyvenv.cfg",
+            "exercises/__pycache__/tensor.cpython-311.pyc", ".pytest_cache/v/cache/lastfailed",
+            ".hypothesis/examples/00/01", "exercises/tests/__pycache__/x.pyc", "results.json", "summary.md",
+            "junit.xml", "loss.png"]
+    for name in made:
+        (copy / name).parent.mkdir(parents=True, exist_ok=True)
+        (copy / name).write_text("")
+    git = ["git", "-c", "user.name=s", "-c", "user.email=s@example.edu", "-c", "init.defaultBranch=main"]
+    subprocess.run([*git, "init", "-q"], cwd=copy, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=copy, check=True)
+    staged = subprocess.run([*git, "diff", "--cached", "--name-only"], cwd=copy, check=True, capture_output=True,
+                            text=True).stdout.split()
+    assert sorted(staged) == sorted(bundle_texts(bundle))
+
+
+def test_pytest_says_when_torch_is_the_cuda_build_on_a_machine_without_a_gpu(monkeypatch):
+    """exercises/conftest.py's header line: the CUDA build (NVIDIA packages beside a torch without +cpu) and no
+    /dev/nvidia device gets one line that says how to swap; the CPU build, or no torch, gets none."""
+    import glob
+    from importlib import metadata
+
+    from exercises import conftest
+
+    class Dist:
+        def __init__(self, name):
+            self.metadata = {"Name": name}
+
+    installed = {"torch": "2.13.0"}
+    monkeypatch.setattr(metadata, "version", lambda name: installed[name] if name in installed else
+                        (_ for _ in ()).throw(metadata.PackageNotFoundError(name)))
+    monkeypatch.setattr(metadata, "distributions", lambda: [Dist("torch"), Dist("nvidia-cublas-cu12"),
+                                                            Dist("nvidia-cudnn-cu12"), Dist("numpy")])
+    monkeypatch.setattr(glob, "glob", lambda pattern: [])
+    warning = conftest.cuda_build_unasked()
+    assert warning.startswith("Note: torch 2.13.0 here is the CUDA build (2 NVIDIA packages")
+    assert "pip uninstall -y torch nvidia-cublas-cu12 nvidia-cudnn-cu12 && pip install -r " in warning
+    installed["torch"] = "2.13.0+cpu"
+    assert conftest.cuda_build_unasked() is None
+    del installed["torch"]
+    assert conftest.cuda_build_unasked() is None

@@ -10,6 +10,7 @@ from the checkout's exercises/. Nothing else: no solutions, no graders.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from graders import __version__, paths
@@ -21,7 +22,12 @@ from graders.integrations.gradescope import TEMPLATES, fill, torch_version
 PUBLIC_FILES = ("README.md", "HINTS.md", "conftest.py", "pytest.ini", "requirements.txt", "requirements-torch.txt")
 PUBLIC_TESTS = "tests"
 WORKFLOW = Path(".github") / "workflows" / "autograde.yml"
-GITIGNORE = "__pycache__/\n.pytest_cache/\nresults.json\nsummary.md\njunit.xml\nclassroom.txt\nloss.png\n"
+# What a student's `git add -A` must not take: the virtual environment the README makes, caches, and what a
+# grade writes.
+GITIGNORE = ("# virtual environments\n.venv/\nvenv/\nenv/\n# caches\n__pycache__/\n*.py[cod]\n.pytest_cache/\n"
+             ".hypothesis/\n.ipynb_checkpoints/\n# what a grade writes\nresults.json\nsummary.md\njunit.xml\n"
+             "classroom.txt\nloss.png\n")
+TORCH_PIN = re.compile(r"^torch==\S+$", re.M)
 DEFAULT_PACKAGE = f"autograd-lab=={__version__}"
 EXAMPLES = {
     "github-actions-matrix.yml": "cluster/github-actions-matrix.yml",
@@ -40,6 +46,9 @@ def bundle_files(package: str = DEFAULT_PACKAGE, exercises: Path | None = None) 
     files = {f"exercises/{name}": (exercises / name).read_text() for name in paths.given_modules()}
     for name in PUBLIC_FILES:
         files[f"exercises/{name}"] = (exercises / name).read_text()
+    # The torch the graders run: the same pin as the workflow's.
+    files["exercises/requirements-torch.txt"] = TORCH_PIN.sub(f"torch=={torch_version()}",
+                                                             files["exercises/requirements-torch.txt"])
     for path in sorted((exercises / PUBLIC_TESTS).rglob("*")):
         if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
             files[f"exercises/{path.relative_to(exercises).as_posix()}"] = path.read_text()
