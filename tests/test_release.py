@@ -229,3 +229,27 @@ def test_pytest_says_when_torch_is_the_cuda_build_on_a_machine_without_a_gpu(mon
     assert conftest.cuda_build_unasked() is None
     del installed["torch"]
     assert conftest.cuda_build_unasked() is None
+
+
+def test_hints_come_one_step_at_a_time_and_no_file_shows_a_formula(bundle):
+    """HINTS.md and hints.py hold no hint in clear (a terminal folds no <details>): is each step printed only
+    when asked for, the nudge without the formula, with the command for the next step?"""
+    import subprocess
+    import sys
+
+    script = bundle / "exercises" / "hints.py"
+    for name in ("HINTS.md", "hints.py"):
+        text = (bundle / "exercises" / name).read_text()
+        assert "g @ w.T" not in text and "1 - out**2" not in text and "<details>" not in text, name
+
+    def hint(*args: str) -> str:
+        return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, check=True,
+                              cwd=bundle).stdout
+
+    nudge, idea, formula = hint("1.4"), hint("1.4", "2"), hint("1.4", "3")
+    assert nudge.startswith("Task 1.4 (matmul), hint 1 of 3, the nudge:") and "g @ w.T" not in nudge
+    assert "python exercises/hints.py 1.4 2" in nudge and "g @ w.T" not in idea
+    assert "(g @ w.T, x.T @ g)" in formula and "the last step" in formula
+    assert hint("2.3").startswith("Task 2.x (the engine), hint 1 of 2")
+    assert "specified in their docstrings" in hint("3.1")
+    assert "1.8  reshape, T (2 steps)" in hint()

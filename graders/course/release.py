@@ -19,7 +19,8 @@ from graders.files import atomic_write
 from graders.integrations.gradescope import TEMPLATES, fill, torch_version
 
 # exercises/'s files that are not generated from solutions/.
-PUBLIC_FILES = ("README.md", "HINTS.md", "conftest.py", "pytest.ini", "requirements.txt", "requirements-torch.txt")
+PUBLIC_FILES = ("README.md", "HINTS.md", "hints.py", "conftest.py", "pytest.ini", "requirements.txt",
+                "requirements-torch.txt")
 PUBLIC_TESTS = "tests"
 WORKFLOW = Path(".github") / "workflows" / "autograde.yml"
 # What a student's `git add -A` must not take: the virtual environment the README makes, caches, and what a
