@@ -9,8 +9,14 @@ def _show(a: np.ndarray) -> str:
     return " ".join(np.array2string(a, precision=6, threshold=12, edgeitems=2).split())
 
 
-def assert_close(got, expected, what: str, *, rtol: float = 1e-7, atol: float = 1e-10) -> None:
-    """Fail with one line (what, expected, got, shape) unless ``got`` is close to ``expected``."""
+NOT_FINITE = ("{what} holds {bad} where {expected} was expected: {why}")
+WHY_NOT_FINITE = {"nan": "nan comes from 0/0, inf - inf or 0 * inf", "inf": "inf comes from a division by zero or "
+                  "an overflow"}
+
+
+def assert_close(got, expected, what: str, *, rtol: float = 1e-7, atol: float = 1e-10, hint: str = "") -> None:
+    """Fail with one line (what, expected, got, shape) unless ``got`` is close to ``expected``; nan and inf are
+    named as such, with where they come from (and ``hint``, the likeliest cause in this test)."""
     expected = np.asarray(expected, dtype=np.float64)
     if got is None:
         pytest.fail(f"{what}: expected {_show(expected)}, got None", pytrace=False)
@@ -23,6 +29,11 @@ def assert_close(got, expected, what: str, *, rtol: float = 1e-7, atol: float = 
     if got_array.shape != expected.shape:
         pytest.fail(f"{what}: expected shape {expected.shape}, got shape {got_array.shape}: {_show(got_array)}",
                     pytrace=False)
+    if np.all(np.isfinite(expected)) and not np.all(np.isfinite(got_array)):
+        kinds = [kind for kind, found in (("nan", np.isnan(got_array)), ("inf", np.isinf(got_array))) if found.any()]
+        why = "; ".join(WHY_NOT_FINITE[kind] for kind in kinds) + (f". {hint}" if hint else "")
+        pytest.fail(NOT_FINITE.format(what=what, bad=" and ".join(kinds) + f" ({_show(got_array)})",
+                                      expected=_show(expected), why=why), pytrace=False)
     if not np.allclose(got_array, expected, rtol=rtol, atol=atol):
         pytest.fail(f"{what}: expected {_show(expected)}, got {_show(got_array)} (shape {expected.shape})",
                     pytrace=False)

@@ -123,12 +123,16 @@ def test_sgd_momentum_buffer_is_a_copy_of_the_first_gradient():
     opt.step()
     assert_close(p.data, [-0.1 - 0.1 * (0.5 * 1.0 + 3.0)], "p after two steps, the grad changed in place between")
 
+BIAS_CORRECTION = ("Adam's bias corrections divide by 1 - beta1**t and 1 - beta2**t: t must be 1 at the first "
+                   "step (count the step before you correct), or they divide by 0")
+
+
 @pytest.mark.task3_3
 def test_adam_first_step_moves_each_entry_by_lr():
     """With bias correction, is Adam's first step lr * sign(grad): [1, -1] -> [0.9, -0.9]?"""
     p = param([1.0, -1.0], grad=[0.5, -2.0])
     Adam([p], lr=0.1).step()
-    assert_close(p.data, [0.9, -0.9], "p after one Adam step", rtol=1e-6)
+    assert_close(p.data, [0.9, -0.9], "p after one Adam step", rtol=1e-6, hint=BIAS_CORRECTION)
 
 
 @pytest.mark.task3_3
@@ -141,7 +145,8 @@ def test_adam_second_step_follows_the_bias_corrected_averages():
     opt.step()
     m_hat = (0.9 * 0.1 + 0.1 * 0.0) / (1 - 0.9**2)
     v_hat = (0.999 * 0.001 + 0.001 * 0.0) / (1 - 0.999**2)
-    assert_close(p.data, [0.9 - 0.1 * m_hat / (np.sqrt(v_hat) + 1e-8)], "p after two Adam steps")
+    assert_close(p.data, [0.9 - 0.1 * m_hat / (np.sqrt(v_hat) + 1e-8)], "p after two Adam steps",
+                 hint=BIAS_CORRECTION)
 
 
 @pytest.mark.task3_3
