@@ -285,7 +285,7 @@ class Helper:
     at a time."""
 
     def __init__(self, caps: Caps = CAPS, headroom: int = HELPER_HEADROOM):
-        self.caps, self.lock, self.ready = caps, threading.Lock(), False
+        self.caps, self.headroom, self.lock, self.ready = caps, headroom, threading.Lock(), False
         to_read, self.to_helper = os.pipe()
         self.from_helper, from_write = os.pipe()
         env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
@@ -352,7 +352,7 @@ class Helper:
         if "refused" in reply:
             raise Refused(str(reply["refused"]))
         if reply.get("failed") == "memory":
-            limit = f"{HELPER_HEADROOM // 2**20} MiB beyond torch's own"
+            limit = f"{self.headroom // 2**20} MiB beyond torch's own"
             raise Failed(msg.ORACLE_OUT_OF_MEMORY.format(oracle=name, caller=caller, limit=limit))
         if "failed" in reply:
             raise Failed(msg.ORACLE_STOPPED.format(oracle=name, caller=caller, why=str(reply["failed"])[:120]))
