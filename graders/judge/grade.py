@@ -76,9 +76,9 @@ def versions() -> dict:
 
 def import_torch_beside(tasks: list[Task]) -> threading.Thread | None:
     """Import torch in a thread of its own while the first tasks run, when the judge will need it even with every
-    expected value kept: for the loop's oracles (train_epoch and evaluate, which fit asks while 5.4 and 5.5 are
-    graded) and for the expected runs of 5.4 to 6.2. A task that needs it sooner (a cold grade) waits for the
-    import (the module's lock)."""
+    expected value kept: for the expected runs of 5.4 to 6.2 (the loop's oracles, train_epoch and evaluate, compute
+    in a helper process of their own: graders.judge.oracles). A task that needs it sooner (a cold grade) waits for
+    the import (the module's lock)."""
     if "torch" in sys.modules or not any(task.module in ("train", "torch_loop") for task in tasks):
         return None
     thread = threading.Thread(target=importlib.import_module, args=("torch",), name="import torch", daemon=True)
