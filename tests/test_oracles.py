@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import types
 
@@ -130,17 +131,24 @@ def test_a_request_past_its_calls_is_refused_and_every_later_call_with_it():
     assert later == answer
 
 
-def test_a_helper_past_the_deadline_times_the_request_out_with_its_reason(monkeypatch):
+@pytest.mark.parametrize("timed_out", [True, False], ids=["past-the-deadline", "out-of-memory-or-stopped"])
+def test_a_helpers_failure_is_the_requests(monkeypatch, timed_out):
+    """Past the deadline, the request times out with the helper's reason; out of memory or stopped, the student's
+    code gets the refusal and the request fails with it."""
     worker = types.SimpleNamespace(oracle_failure=None)
 
-    def slow(name, args, deadline):
-        raise oracles.Failed("the given evaluate your fit asked for did not finish", timed_out=True)
+    def failing(name, args, deadline):
+        raise oracles.Failed("the given evaluate your fit asked for failed", timed_out=timed_out)
 
-    monkeypatch.setattr(oracles, "answer", slow)
+    monkeypatch.setattr(oracles, "answer", failing)
     call = {"name": "evaluate", "args": {}}
-    with pytest.raises(WorkerTimedOut):
-        Worker._answer_call(worker, call, ("sub_train", "judge_epochs"), time.monotonic() + 10, 1)
-    assert worker.oracle_failure == "the given evaluate your fit asked for did not finish"
+    if timed_out:
+        with pytest.raises(WorkerTimedOut):
+            Worker._answer_call(worker, call, ("sub_train", "judge_epochs"), time.monotonic() + 10, 1)
+    else:
+        assert Worker._answer_call(worker, call, ("sub_train", "judge_epochs"), time.monotonic() + 10, 1) == \
+            {"refused": "the given evaluate your fit asked for failed"}
+    assert worker.oracle_failure == "the given evaluate your fit asked for failed"
 
 
 # ----- the helper: torch outside the judge, in a memory cap, by the deadline -----
@@ -193,6 +201,22 @@ def test_a_helper_past_the_deadline_is_killed():
             helper.ask("train_epoch", args, time.monotonic() + 0.5)
         assert failed.value.timed_out and time.monotonic() - start < 5
         assert not helper.running()
+    finally:
+        helper.stop()
+
+
+@pytest.mark.slow
+def test_a_helper_that_dies_mid_request_fails_it_as_stopped():
+    helper = oracles.Helper(oracles.Caps(layers=2, units=4096, rows=100_000))
+    try:
+        assert helper.wait_ready(oracles.READY_TIMEOUT)
+        args = oracles.check_train_epoch(epoch_args(network(1, 4096, 1), batches(20_000, 1)), helper.caps)
+        killer = threading.Timer(0.5, os.kill, (helper.process.pid, signal.SIGKILL))
+        killer.start()
+        with pytest.raises(oracles.Failed, match=r"stopped before answering \(status -9\)") as failed:
+            helper.ask("train_epoch", args, time.monotonic() + 30)
+        killer.join()
+        assert not failed.value.timed_out and not helper.running()
     finally:
         helper.stop()
 

@@ -52,6 +52,7 @@ CHECKS_MOST_EPOCHS = 10
 LOSSES = ("mse", "weighted")  # the losses graders.judge.checks.trajectory computes
 HELPER_HEADROOM = 512 * 2**20  # the helper's address space beyond its imports: the checks' runs need under 1 MiB
 READY_TIMEOUT = 60.0  # seconds the helper may take to import torch on a loaded machine
+STOP_WAIT = 2.0  # seconds a helper whose pipe closed is given to be gone, for its exit status
 ROOT_ENV = "AGL_ORACLE_ROOT"
 
 
@@ -343,7 +344,11 @@ class Helper:
                 self.stop()
                 raise Failed(msg.ORACLE_TIMED_OUT.format(oracle=name, caller=caller), timed_out=True) from None
             except (EOFError, OSError, protocol.ProtocolError) as error:
-                status = self.stop()
+                try:
+                    status = self.process.wait(timeout=STOP_WAIT)  # its pipe closes a moment before it is reaped
+                except subprocess.TimeoutExpired:
+                    status = None
+                self.stop()
                 why = f"status {status}" if status is not None else str(error)[:60]
                 raise Failed(msg.ORACLE_STOPPED.format(oracle=name, caller=caller, why=why)) from None
         if not isinstance(reply, dict) or len(reply) != 1:
