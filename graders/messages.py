@@ -122,6 +122,7 @@ ORACLE_FAILED = "Task {task} ({title}): while {doing}, {failure}.\n  hint: {hint
 ORACLE_TOO_LARGE = ("your {caller} asked the given {oracle} for {asked}; the checks' runs use at most {most}, and "
                     "the grader answers nothing larger")
 ORACLE_NETWORK = "a {widths} network on {rows:,} rows"
+ORACLE_DEEP = "{widths}-...-{last} ({layers:,} Linear layers)"
 ORACLE_NETWORK_MOST = "{layers} Linear layers of {units} units, on {rows} rows"
 ORACLE_GRADIENT = "a sum of a gradient of shape {shape} ({elements:,} elements)"
 ORACLE_GRADIENT_MOST = "{elements:,} elements in {dims} axes"

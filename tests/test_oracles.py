@@ -71,7 +71,8 @@ def test_the_checks_runs_fit_within_the_caps():
     (network(1, 33, 1), batches(12, 4), "a 1-33-1 network on 12 rows"),
     (network(2, 4, 4, 1), batches(12, 4, 2), "a 2-4-4-1 network on 12 rows"),
     (network(1, 32, 1), batches(257, 32), "a 1-32-1 network on 257 rows"),
-], ids=["issue-26", "too-wide", "too-deep", "too-many-rows"])
+    (network(1, *[4] * 999, 1), batches(12, 4), "a 1-4-4-...-1 (1,000 Linear layers) network on 12 rows"),
+], ids=["issue-26", "too-wide", "too-deep", "too-many-rows", "far-too-deep"])
 def test_a_run_larger_than_the_checks_is_refused_in_the_students_terms(params, data, asked):
     for check, args in ((oracles.check_train_epoch, epoch_args(params, data)),
                         (oracles.check_evaluate, {"params": params, "loss": "mse", "batches": data})):

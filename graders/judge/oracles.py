@@ -128,6 +128,13 @@ def _rows(batches) -> int:
                and isinstance(pair[0], np.ndarray) and pair[0].ndim >= 1)
 
 
+def _widths(widths: list[int]) -> str:
+    """A network's widths as the lesson writes them (1-32-1), the middle left out past a few layers."""
+    if len(widths) <= 6:
+        return "-".join(map(str, widths)) or "?"
+    return msg.ORACLE_DEEP.format(widths="-".join(map(str, widths[:3])), last=widths[-1], layers=len(widths) - 1)
+
+
 def _sizes(name: str, params, batches, caps: Caps) -> None:
     """Refuse a network or data larger than ``caps``, from the shapes alone, before anything else is read."""
     layers = params if isinstance(params, list) else []
@@ -139,7 +146,7 @@ def _sizes(name: str, params, batches, caps: Caps) -> None:
             or batch_count > caps.rows:
         raise Refused(msg.ORACLE_TOO_LARGE.format(
             caller=CALLER[name], oracle=name,
-            asked=msg.ORACLE_NETWORK.format(widths="-".join(map(str, widths)) or "?", rows=rows),
+            asked=msg.ORACLE_NETWORK.format(widths=_widths(widths), rows=rows),
             most=msg.ORACLE_NETWORK_MOST.format(layers=caps.layers, units=caps.units, rows=caps.rows)))
 
 
