@@ -11,8 +11,9 @@ The asker is untrusted, so every oracle is bounded and charged to it:
   is refused before anything is computed.
 - **Where.** unbroadcast is a numpy sum in the judge, bounded by its cap. train_epoch and evaluate compute with
   torch in a helper process of the judge's (``Helper``), never in the judge itself: a fresh interpreter that runs
-  no student code, started with the grade's first task that needs it and kept for every later grade of this
-  judge process, dying with it (``PR_SET_PDEATHSIG``). Once its imports are done, its address space is capped at
+  no student code, started when a grade that needs it starts (it imports torch while the judge works, and its
+  start never counts against a request) and kept for every later grade of this judge process, dying with it
+  (``PR_SET_PDEATHSIG``). Once its imports are done, its address space is capped at
   what they took plus ``HELPER_HEADROOM`` (``RLIMIT_AS``), and an answer not back by the asking request's deadline
   gets it killed (a fresh one is started at once, for the next request).
 - **Charged.** A refusal or a failure (too large, too many calls, past the deadline, out of memory, a helper that
