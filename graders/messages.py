@@ -117,6 +117,32 @@ HINT_UNBROADCAST_COST = ("sum with numpy over whole axes (arr.sum(axis=..., keep
 GRADER_ERROR = ("Task {task} ({title}): the grader itself failed ({error}). "
                 "This is not your mistake: please tell your instructor.")
 GRADER_ERROR_LOG = "autograd-lab: the grader itself failed on task {task}; please report this:\n{trace}"
+# ----- what a worker asks the judge for mid-request (graders.judge.oracles): refused or failed, it is the asker's -----
+ORACLE_FAILED = "Task {task} ({title}): while {doing}, {failure}.\n  hint: {hint}"
+ORACLE_TOO_LARGE = ("your {caller} asked the given {oracle} for {asked}; the checks' runs use at most {most}, and "
+                    "the grader answers nothing larger")
+ORACLE_NETWORK = "a {widths} network on {rows:,} rows"
+ORACLE_DEEP = "{widths}-...-{last} ({layers:,} Linear layers)"
+ORACLE_NETWORK_MOST = "{layers} Linear layers of {units} units, on {rows} rows"
+ORACLE_GRADIENT = "a sum of a gradient of shape {shape} ({elements:,} elements)"
+ORACLE_GRADIENT_MOST = "{elements:,} elements in {dims} axes"
+ORACLE_TOO_MANY = ("your fit called the given train_epoch and evaluate more than {calls} times in one run; the "
+                   "checks' runs take at most {epochs} epochs, one train_epoch and one evaluate each")
+ORACLE_MALFORMED = "your {caller} gave the given {oracle} {what}, which the checks' runs never do"
+ORACLE_BAD_ARGUMENTS = "arguments it does not take"
+ORACLE_BAD_MODEL = "a model that is not Linear layers' finite float64 weights (in, out) and biases (out,)"
+ORACLE_BAD_BATCHES = "batches that are not pairs (xb, yb) of finite float64 rows of the model's sizes"
+ORACLE_BAD_OPTION = "a {name} of {value}"
+ORACLE_BAD_STATE = "an optimizer state that is not a momentum buffer per parameter"
+ORACLE_BAD_SHAPE = "a gradient of shape {grad} to sum down to shape {shape}, which it cannot be summed to"
+ORACLE_TIMED_OUT = "the given {oracle} your {caller} asked for did not finish within the request's deadline"
+ORACLE_OUT_OF_MEMORY = "the given {oracle} your {caller} asked for ran out of its memory ({limit})"
+ORACLE_STOPPED = "the given {oracle} your {caller} asked for stopped before answering ({why})"
+ORACLE_HINT_FIT = ("fit trains the model, loader and optimizer it is given: one train_epoch(model, train_loader, "
+                   "optimizer, loss_fn, ...) per epoch, and evaluate(model, val_loader, loss_fn) after it when there "
+                   "is a val_loader")
+ORACLE_HINT_RULE = "call unbroadcast(g, x.shape): the gradient of the output, and the shape of the input it is for"
+
 TOTAL = "total {score:g}/{max_score:g} ({examples:,} Hypothesis examples{timing})"
 
 # ----- Tasks 3 and 4: the optimizers and the DataLoader -----

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graders.judge import forkserver, uids
+from graders.judge import forkserver, oracles, uids
 from graders.judge.grade import ERROR, PASSED, Report
 from graders.paths import EXERCISES, REPO, SOLUTIONS
 from graders.tasks import BY_ID
@@ -761,6 +761,75 @@ _UNPRIVILEGED = _os.getuid() != 0 and _os.geteuid() != 0
 '''
 
 
+def _asks_for_a_larger_run(hidden: int) -> str:
+    """A reference train.py whose fit first asks the given train_epoch (the judge's, while fit is graded) for one
+    epoch of a 1-``hidden``-1 network on 100,000 rows, in batches of 400, swallows whatever comes of it, then trains
+    honestly: issue 26's attack on the judge's memory."""
+    return '''
+_honest_fit = fit
+
+
+class _Param:
+    """What the given train_epoch reads of a parameter: its data, its grad."""
+
+    def __init__(self, data):
+        self.data, self.grad = data, None
+
+
+class _Large:
+    """A 1-@HIDDEN@-1 network as far as the given train_epoch looks: its parameters, and train()."""
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.params = [_Param(rng.uniform(-1.0, 1.0, (1, @HIDDEN@))), _Param(np.zeros(@HIDDEN@)),
+                       _Param(rng.uniform(-0.01, 0.01, (@HIDDEN@, 1))), _Param(np.zeros(1))]
+
+    def parameters(self):
+        return self.params
+
+    def train(self, mode=True):
+        return self
+
+
+class _Plain:
+    """An optimizer as far as the given train_epoch looks: lr, momentum and a state."""
+
+    lr, momentum = 0.01, 0.0
+
+    def state_dict(self):
+        return {}
+
+    def load_state_dict(self, state):
+        pass
+
+
+class _Batch:
+    def __init__(self, data):
+        self.data = data
+
+
+def fit(model, train_loader, optimizer, loss_fn, epochs, **options):
+    x = np.linspace(-2.0, 2.0, 100_000)[:, None]
+    loader = [(_Batch(x[i:i + 400]), _Batch(np.sin(2.0 * x[i:i + 400]))) for i in range(0, len(x), 400)]
+    try:
+        train_epoch(_Large(), loader, _Plain(), loss_fn)
+    except Exception:
+        pass
+    return _honest_fit(model, train_loader, optimizer, loss_fn, epochs, **options)
+'''.replace("@HIDDEN@", str(hidden))
+
+
+def _oracle_check(hidden: int):
+    def check(report, context) -> None:
+        """Both fit tasks lost to the refusal, none to a crash or a timeout."""
+        asked = f"asked the given train_epoch for a 1-{hidden}-1 network on 100,000 rows"
+        for result in report.results:
+            if result.task.id in ("5.4", "5.5"):
+                assert asked in result.message, result.message
+
+    return check
+
+
 HOSTILE: tuple[Hostile, ...] = (
     Hostile(
         "exit_os_at_import", "os._exit(0) at import, after printing a passing pytest summary and 100/100",
@@ -1439,6 +1508,17 @@ for _path in ["@REPO@/graders/@MARKER@.py", "@REPO@/solutions/@MARKER@.py", "@RE
         _denied += 1
 raise RuntimeError("REWRITE written=%d denied=%d" % (len(_written), _denied))
 """),), ("1.1", "2.1"), check=_rewrite_check),
+    Hostile(
+        "oracle_for_a_larger_run", "the reference, with a fit that asks the given train_epoch (the judge's) for "
+        "one epoch of a 1-2080-1 network on 100,000 rows, and swallows what comes of it (issue 26: the judge at "
+        "5.1 GB)", "solutions", (("train.py", "append", _asks_for_a_larger_run(2080)),), ("5.1", "5.4", "5.5"),
+        earns=("5.1",), bound=40, says=("1-2080-1 network on 100,000 rows; the checks' runs use at most",),
+        check=_oracle_check(2080)),
+    Hostile(
+        "oracle_out_of_memory", "the same fit asking for a 1-66666-1 network on 100,000 rows (issue 26: a grader "
+        "error, the judge out of memory)", "solutions", (("train.py", "append", _asks_for_a_larger_run(66666)),),
+        ("5.1", "5.4", "5.5"), earns=("5.1",), bound=40,
+        says=("1-66666-1 network on 100,000 rows; the checks' runs use at most",), check=_oracle_check(66666)),
 )
 
 BY_NAME = {entry.name: entry for entry in HOSTILE}
@@ -1475,11 +1555,12 @@ def descendants(table: dict, root: int) -> set[int]:
 
 def ours(table: dict, needles: tuple[str, ...]) -> set[int]:
     """The processes this test is answerable for: its descendants, and any whose command line names one of
-    ``needles`` (the scratch folder, the marker); never the judge's own fork servers (graders.judge.forkserver),
-    which a first grade in this process starts and every later one uses."""
+    ``needles`` (the scratch folder, the marker); never the judge's own fork servers (graders.judge.forkserver)
+    or its helper for train_epoch and evaluate (graders.judge.oracles), which a first grade in this process starts
+    and every later one uses."""
     found = descendants(table, os.getpid())
     found |= {pid for pid, (_, _, command) in table.items() if any(n and n in command for n in needles)}
-    return found - forkserver.pids()
+    return found - forkserver.pids() - oracles.pids()
 
 
 def marked_paths(marker: str, folders) -> list[str]:

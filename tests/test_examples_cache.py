@@ -3,9 +3,12 @@ for right and wrong submissions alike; what is kept is private, and a kept file 
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -207,3 +210,19 @@ def test_a_files_name_does_not_depend_on_what_another_thread_imports_meanwhile(c
             sys.modules.pop(f"_agl_test_module_{gone}", None)
     calm = [examples_cache.entry("1.2", 1, strategy, 10, None) for strategy in module.STRATEGIES]
     assert racing == calm and len(set(calm)) == count
+
+
+@pytest.mark.slow
+def test_a_warm_grade_of_the_loop_runs_no_torch_in_the_judge(cache):
+    """The reference fits of 5.4 and 5.5 and fit_torch's run of 6.1 are kept with the draws: graded warm, the judge
+    imports no torch at all (fit's train_epoch and evaluate compute in the oracles' helper process), and its verdicts
+    are the cold grade's."""
+    code = ("import json, sys; from graders.judge.grade import grade; "
+            f"report = grade({str(SOLUTIONS)!r}, task_ids=('5.4', '5.5', '6.1')); "
+            "print(json.dumps([[r.task.id, r.status, r.message] for r in report.results]), 'torch' in sys.modules)")
+    cold, warm = (subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+                  for _ in range(2))
+    assert cold.returncode == warm.returncode == 0, cold.stderr[-2000:] + warm.stderr[-2000:]
+    verdicts, imported = cold.stdout.rsplit(" ", 1)
+    assert imported.strip() == "True" and all(status == "passed" for _, status, _ in json.loads(verdicts))
+    assert warm.stdout.rsplit(" ", 1) == [verdicts, "False\n"]

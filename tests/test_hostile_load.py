@@ -18,7 +18,7 @@ import time
 import pytest
 from hostile import BY_NAME, HOSTILE, Machine, assert_earns, ours, process_table
 
-from graders.judge import forkserver, sandbox
+from graders.judge import forkserver, oracles, sandbox
 from graders.judge.grade import grade
 from graders.paths import EXERCISES, SOLUTIONS
 
@@ -49,6 +49,7 @@ def test_twenty_hostile_submissions_back_to_back(isolation, tmp_path, monkeypatc
     grade(SOLUTIONS, task_ids=HONEST_TASKS, isolation=isolation)  # warm: imports, torch's own files
     if forkserver.usable(sandbox.choose(isolation)):
         forkserver.start(torch_too=True)  # the judge's fork servers, kept from grade to grade: one socket each
+    oracles.start()  # the judge's helper for train_epoch and evaluate (weights_made_in_advance grades 5.4): two pipes
     fds, processes = open_fds(), ours(process_table(), (str(tmp_path),))
     start = time.monotonic()
     for i, entry in enumerate(entries):

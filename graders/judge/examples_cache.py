@@ -80,6 +80,13 @@ def entry(task: str, index: int, strategy, examples: int, key: int | None) -> Pa
     return root / fingerprint() / seeded / f"{task}-{index}-{named}.pickle"
 
 
+def kept(task: str, key: int | None) -> bool:
+    """Whether a grade with ``key`` has kept ``task``'s values outside its foralls here (every graded task writes
+    that file, empty or not, when the cache is on)."""
+    path = entry(task, 0, None, 0, key)
+    return path is not None and path.is_file()
+
+
 def describe(strategy) -> str:
     """``repr(strategy)`` without addresses: what names a forall's file besides its task, place and count (a
     check whose foralls came in another order reads no other forall's draws).

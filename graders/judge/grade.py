@@ -21,7 +21,7 @@ import hypothesis
 import numpy as np
 
 from graders import __version__, messages
-from graders.judge import layout, sandbox
+from graders.judge import examples_cache, layout, sandbox
 from graders.judge.checks import checks
 from graders.judge.checks.base import CheckFailed, Context, NotAttempted, Skip
 from graders.judge.worker_process import Worker
@@ -74,12 +74,14 @@ def versions() -> dict:
             "hypothesis": hypothesis.__version__}
 
 
-def import_torch_beside(tasks: list[Task]) -> threading.Thread | None:
-    """Import torch in a thread of its own while the first tasks run, when the judge will need it even with every
-    expected value kept: for the loop's oracles (train_epoch and evaluate, which fit asks while 5.4 and 5.5 are
-    graded) and for the expected runs of 5.4 to 6.2. A task that needs it sooner (a cold grade) waits for the
-    import (the module's lock)."""
-    if "torch" in sys.modules or not any(task.module in ("train", "torch_loop") for task in tasks):
+def import_torch_beside(tasks: list[Task], key: int | None) -> threading.Thread | None:
+    """Import torch in a thread of its own while the first tasks run, when the judge will need it: for the expected
+    runs of 5.1 to 6.2, unless a grade with this key has kept every one of them (``examples_cache.kept``; the loop's
+    oracles, train_epoch and evaluate, compute in a helper process of their own: graders.judge.oracles). A task that
+    needs it sooner (a cold grade), or a value that was not kept (a known mistake's run), waits for the import (the
+    module's lock)."""
+    looped = [task for task in tasks if task.module in ("train", "torch_loop")]
+    if "torch" in sys.modules or all(examples_cache.kept(task.id, key) for task in looped):
         return None
     thread = threading.Thread(target=importlib.import_module, args=("torch",), name="import torch", daemon=True)
     thread.start()
@@ -143,7 +145,7 @@ def grade(submission: Path, *, key: int | None = None, task_ids: tuple[str, ...]
         with Worker(lay, isolation=chosen, preload=preload, beside=(where.parent, where.parent.parent)) as worker:
             # The workers start (two import torch) while the judge imports its checks, and torch beside them.
             worker.start(tasks=tuple(task.id for task in tasks))
-            importing = import_torch_beside(tasks)
+            importing = import_torch_beside(tasks, key)
             table = checks()
             results = [run_task(task, table[task.id], worker, lay, key, stop) for task in tasks]
             if importing is not None:

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from graders.judge import bubblewrap, budget, forkserver, sandbox, uids
+from graders.judge import bubblewrap, budget, forkserver, oracles, sandbox, uids
 from graders.judge.layout import ORACLE_PACKAGES, Layout
 from graders.judge.processes import (
     KEPT_ENV,
@@ -97,7 +97,6 @@ def group_of(verb: str, args: dict) -> tuple[str, ...]:
     return packages + ((part,) if part else ())
 
 
-MAX_ORACLE_DIMS = 8
 BATCH = "batch"  # the worker's verb for many requests in one round trip (worker.main)
 STOP_WAIT = 5.0  # seconds a stopped worker forked into a sandbox is given to be gone with it
 READY_TIMEOUT = 60.0  # seconds a restarted process may take to start serving (torch's import, on a loaded machine)
@@ -133,41 +132,14 @@ def untrusted(value):
     return value
 
 
-def _unbroadcast_oracle(grad, shape) -> np.ndarray:
-    """``grad`` summed down to ``shape``: the leading axes it has beyond the shape, then (kept) every axis where the
-    shape has size 1, what torch's ``sum_to_size`` does, and what the reference unbroadcast returns. In numpy: the
-    judge answers it without importing torch, from the first op task on."""
-    if not (isinstance(grad, np.ndarray) and grad.dtype == np.float64 and grad.ndim <= MAX_ORACLE_DIMS):
-        raise ValueError(f"unbroadcast needs a float64 array of at most {MAX_ORACLE_DIMS} axes")
-    if not (isinstance(shape, list) and len(shape) <= MAX_ORACLE_DIMS
-            and all(type(n) is int and n >= 0 for n in shape)):
-        raise ValueError("unbroadcast needs a shape of sizes")
-    lead = grad.ndim - len(shape)
-    kept = grad.shape[lead:] if lead >= 0 else ()
-    if lead < 0 or any(have != want and want != 1 for have, want in zip(kept, shape)):
-        raise ValueError(f"a gradient of shape {grad.shape} cannot be summed down to shape {tuple(shape)}")
-    summed = grad.sum(axis=tuple(range(lead))) if lead else grad
-    ones = tuple(axis for axis, (have, want) in enumerate(zip(kept, shape)) if want == 1 and have != 1)
-    if ones:
-        summed = summed.sum(axis=ones, keepdims=True)
-    return np.array(summed, dtype=np.float64).reshape(shape)
+def _asks_helper(packages: tuple[str, ...]) -> bool:
+    """Whether a process serving ``packages`` may ask the judge's helper (train_epoch, evaluate)."""
+    return any(name in oracles.IN_HELPER for package in packages for name in ORACLE_PACKAGES.get(package, ()))
 
 
-# What a worker may ask the judge for in the middle of a request (worker.verbs.ask_judge), by name; a worker
-# process is offered the oracles of the marker packages it serves (graders.judge.layout.ORACLE_PACKAGES).
-def _train_epoch_oracle(**args) -> dict:
-    from graders.judge.checks import trajectory
-
-    return trajectory.answer_train_epoch(**args)
-
-
-def _evaluate_oracle(**args) -> float:
-    from graders.judge.checks import trajectory
-
-    return trajectory.answer_evaluate(**args)
-
-
-ORACLES = {"unbroadcast": _unbroadcast_oracle, "train_epoch": _train_epoch_oracle, "evaluate": _evaluate_oracle}
+def _asks_helper_for(call) -> int:
+    """1 for a call of the helper's oracles, which MAX_CALLS counts; else 0."""
+    return int(isinstance(call, dict) and call.get("name") in oracles.IN_HELPER)
 
 
 def refused(packages: tuple[str, ...]) -> dict[str, str]:
@@ -177,19 +149,6 @@ def refused(packages: tuple[str, ...]) -> dict[str, str]:
         names.update(dict.fromkeys(bubblewrap.AUTODIFF, "only torch_loop.py may import torch or another "
                                                      "autodiff library (contract.md)"))
     return names
-
-
-def _answer_call(call, packages: tuple[str, ...]) -> dict:
-    """The judge's answer to a worker's ask_judge: {"value": ...}, or {"refused": why} for arguments the oracle
-    will not take. Asking for what this process is not offered breaks the protocol (WorkerDied)."""
-    offered = {name for package in packages for name in ORACLE_PACKAGES.get(package, ())}
-    name = call.get("name") if isinstance(call, dict) else None
-    if name not in offered or not isinstance(call.get("args"), dict):
-        raise protocol.ProtocolError(f"the worker asked the judge for {str(name)[:40]!r}, which it is not offered")
-    try:
-        return {"value": ORACLES[name](**call["args"])}
-    except (TypeError, ValueError) as error:
-        return {"refused": str(error)[:300]}
 
 
 class WorkerDied(Exception):
@@ -297,6 +256,9 @@ class Worker:
         self.last_cpu_seconds = 0.0
         self.swept: list[str] = []  # what workers left in /tmp and the like, removed
         self._subreaper = _become_subreaper()
+        # Why the last request's oracle calls were refused or failed (graders.judge.oracles), in the student's terms:
+        # that request failed with it, whatever its code did with the refusal.
+        self.oracle_failure: str | None = None
 
     @property
     def process(self) -> subprocess.Popen | None:
@@ -317,6 +279,8 @@ class Worker:
             # torch is started at its first request instead (in a moment, and never inside a request's time).
             forkserver.start(torch_too=any(self._needs_torch(group) for group in wanted))
             wanted = [group for group in wanted if not self._needs_torch(group) or forkserver.ready(torch_too=True)]
+        if any(_asks_helper(group) for group in wanted):
+            oracles.start()  # the judge's helper for train_epoch and evaluate imports torch while the judge works
         todo = [group for group in dict.fromkeys(wanted) if ("+".join(group) or "none") not in self._processes]
         # Each forked worker's sandbox is made while the others' are: start them all, then finish each.
         steps = [self._starting(group) for group in todo]
@@ -525,15 +489,21 @@ class Worker:
         packages = group_of(verb, args)
         key = "+".join(packages) or "none"
         self._current = key
+        self.oracle_failure = None
         process = self._processes.get(key) or self._start(packages)
+        if _asks_helper(packages):
+            oracles.wait_ready()  # the helper's start is never a request's time
         deadline = time.monotonic() + timeout
         cpu_before = self._cpu_seconds(process) if measure_cpu else (0.0, 0.0)
+        calls = 0
         try:
             protocol.write_all(process.to_worker, protocol.encode({"verb": verb, "args": args}))
             reader = self._reader(process.from_worker, deadline, process.worker)
             reply = protocol.decode(reader)
             while isinstance(reply, dict) and set(reply) == {"call"}:
-                protocol.write_all(process.to_worker, protocol.encode(_answer_call(reply["call"], packages)))
+                calls += _asks_helper_for(reply["call"])
+                answer = self._answer_call(reply["call"], packages, deadline, calls)
+                protocol.write_all(process.to_worker, protocol.encode(answer))
                 reply = protocol.decode(reader)
         except WorkerTimedOut:
             self._stop(key)
@@ -560,6 +530,8 @@ class Worker:
                                  timeout)
         except (WorkerDied, WorkerTimedOut):
             return self._restarted(groups.pop())
+        if self.oracle_failure is not None:  # asked alone, the request that made it fails with it
+            return None
         replies = reply.get("ok")
         if not (isinstance(replies, list) and len(replies) == len(requests) and all(
                 isinstance(one, dict) and set(one) in ({"ok"}, {"error"}) for one in replies)):
@@ -577,6 +549,28 @@ class Worker:
         except (WorkerDied, WorkerTimedOut):
             pass
         return None
+
+    def _answer_call(self, call, packages: tuple[str, ...], deadline: float, calls: int) -> dict:
+        """The judge's answer to a worker's ask_judge: {"value": ...}, or {"refused": why} (graders.judge.oracles),
+        ``why`` then noted as this request's ``oracle_failure``; once a request has one, every later call of it is
+        refused without computing. Asking for what this process is not offered breaks the protocol (WorkerDied); a
+        helper past the request's deadline is the request's (WorkerTimedOut, with its ``oracle_failure``)."""
+        offered = {name for package in packages for name in ORACLE_PACKAGES.get(package, ())}
+        name = call.get("name") if isinstance(call, dict) else None
+        if name not in offered or not isinstance(call.get("args"), dict):
+            raise protocol.ProtocolError(f"the worker asked the judge for {str(name)[:40]!r}, which it is not offered")
+        if self.oracle_failure is None:
+            try:
+                if calls > oracles.MAX_CALLS:
+                    raise oracles.too_many_calls()
+                return {"value": oracles.answer(name, call["args"], deadline)}
+            except oracles.Failed as failure:
+                self.oracle_failure = str(failure)
+                if failure.timed_out:
+                    raise WorkerTimedOut() from None
+            except oracles.Refused as refusal:
+                self.oracle_failure = str(refusal)
+        return {"refused": self.oracle_failure}
 
     @staticmethod
     def _reader(fd: int, deadline: float, popen: subprocess.Popen):

@@ -88,20 +88,33 @@ class Context:
         if left is not None and left <= 0:
             self.past_deadline()
         reply = self._prefetched_reply(verb, args) if self._prefetched and not measure_cpu else None
-        try:
-            reply = reply or self.worker.request(verb, args, timeout if left is None else min(timeout, left),
-                                                 measure_cpu=measure_cpu)
-        except WorkerTimedOut:
-            if left is not None and left < timeout:
-                self.past_deadline()
-            raise CheckFailed(msg.TIMED_OUT.format(seconds=timeout, **head)) from None
-        except WorkerDied:
-            words = self.worker.last_words()
-            raise CheckFailed(msg.lines(msg.DIED.format(**head), words and msg.LAST_WORDS.format(line=words),
-                                        hint_line)) from None
+        if reply is None:  # a batch's reply never comes with an oracle's failure (Worker.request_batch)
+            try:
+                reply = self.worker.request(verb, args, timeout if left is None else min(timeout, left),
+                                            measure_cpu=measure_cpu)
+            except WorkerTimedOut:
+                self.oracle_failed(doing)
+                if left is not None and left < timeout:
+                    self.past_deadline()
+                raise CheckFailed(msg.TIMED_OUT.format(seconds=timeout, **head)) from None
+            except WorkerDied:
+                self.oracle_failed(doing)
+                words = self.worker.last_words()
+                raise CheckFailed(msg.lines(msg.DIED.format(**head), words and msg.LAST_WORDS.format(line=words),
+                                            hint_line)) from None
+            self.oracle_failed(doing)
         if "ok" in reply:
             return self.parsed(verb, reply["ok"], doing)
         raise self.student_error(reply["error"], doing, hint)
+
+    def oracle_failed(self, doing: str) -> None:
+        """CheckFailed when the last request's calls of the judge's oracles were refused or failed
+        (graders.judge.oracles): that is the request's failure, whatever the student's code did with it."""
+        failure = self.worker.oracle_failure
+        if failure is not None:
+            hint = msg.ORACLE_HINT_RULE if "unbroadcast" in self.task.asks_judge else msg.ORACLE_HINT_FIT
+            raise CheckFailed(msg.ORACLE_FAILED.format(failure=failure, hint=hint,
+                                                       **msg.header(self.task, doing=doing)))
 
     def parsed(self, verb: str, answer, doing: str):
         """``answer`` as its verb's type (graders.judge.checks.answers), or the CheckFailed that says it came

@@ -375,19 +375,26 @@ def reference_fit(setup: Setup, epochs: int, *, shuffle_seed=None, val=None, run
     return history, run
 
 
+def fit_values(setup: Setup, epochs: int, **options) -> tuple[dict[str, list[float]], list[np.ndarray]]:
+    """(history, final weights) of ``reference_fit``: what a check keeps of it (``Context.expected``), so that a
+    grade whose expected values are kept runs no torch in the judge."""
+    history, run = reference_fit(setup, epochs, **options)
+    return history, run.weights()
+
+
 def check_fit(ctx: Context, setup: Setup, epochs: int, *, with_val: bool, shuffle_seed: int = 7) -> None:
     val = setup.data(n=6, offset=1) if with_val else None
     answer = ctx.ask("fit_history", f"running fit for {epochs} epochs{' with a val_loader' if with_val else ''}",
                      **setup.args(), epochs=epochs, orders=shuffled_orders(shuffle_seed, setup.n, epochs), val=val)
     history = read_history(ctx, answer.history, "fit", {"train_loss": epochs, "val_loss": epochs * with_val})
-    expected, run = reference_fit(setup, epochs, shuffle_seed=shuffle_seed, val=val)
+    expected, weights = ctx.expected("torch's fit", fit_values, setup, epochs, shuffle_seed=shuffle_seed, val=val)
     inputs = setup.lines(order=f"shuffled by default_rng({shuffle_seed})") + [
         msg.LOOP_SETUP_FIT.format(epochs=epochs, val=msg.LOOP_SETUP_VAL.format(n=len(val[0])) if with_val else "")]
     source = msg.LOOP_REFERENCE.format(function="fit")
     for key in ("train_loss", "val_loss"):
         ctx.compare(history[key], np.array(expected[key]), f'history["{key}"]', inputs=inputs, source=source,
                     tol=TOL)
-    compare_params(ctx, answer.params, dict(zip(setup.state(), run.weights())), f"after {epochs} epochs",
+    compare_params(ctx, answer.params, dict(zip(setup.state(), weights)), f"after {epochs} epochs",
                    inputs=inputs, source=source)
 
 
@@ -477,9 +484,9 @@ def check_resume(ctx: Context, path: str) -> None:
     if files.load_error is not None:
         raise CheckFailed(msg.CKPT_UNREADABLE.format(path=path, error=files.load_error, **msg.header(ctx.task)))
 
-    expected, run = reference_fit(setup, epochs, val=val)
+    expected, weights = ctx.expected("torch's fit", fit_values, setup, epochs, val=val)
     expected = {k: np.asarray(v) for k, v in expected.items()}
-    params = dict(zip(setup.state(), run.weights()))
+    params = dict(zip(setup.state(), weights))
     whole = read_history(ctx, answer.whole.history, "fit", None)
     source = msg.LOOP_REFERENCE.format(function="fit, uninterrupted,")
     if not all(whole[k].shape == expected[k].shape and np.allclose(whole[k], expected[k], rtol=TOL.rtol,

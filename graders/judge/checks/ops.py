@@ -311,7 +311,9 @@ def timed_rung(ctx: Context, verb: str, args: dict, *, baseline: str, timed: str
     try:
         reply = ctx.worker.request(verb, {**args, "phase": "backward"}, timeout=max(5.0, 4 * limit), measure_cpu=True)
     except (WorkerDied, WorkerTimedOut):
+        ctx.oracle_failed(timed)
         raise CheckFailed(msg.COSTLY_TIMEOUT.format(**head)) from None
+    ctx.oracle_failed(timed)
     if "ok" not in reply:
         raise ctx.student_error(reply["error"], timed)
     spent = ctx.worker.last_cpu_seconds

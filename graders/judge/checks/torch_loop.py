@@ -106,7 +106,7 @@ def check_fit_torch(ctx: Context, device: str, setup: TorchSetup = TorchSetup())
                                                            device=device, which=unmoved[0], **msg.header(ctx.task)))
     check_torch_modes(ctx, answer.forwards)
 
-    expected, params = reference_run(setup, device)
+    expected, params = ctx.expected(f"torch's fit_torch on {device}", reference_run, setup, device)
     names = list(setup.state())
     yours = read_params(ctx, answer.params, names, [p.shape for p in params], "after fit_torch")
     inputs, source = setup.lines(device), msg.TORCH_SOURCE.format(device=device)

@@ -5,8 +5,8 @@ form, ``torch.optim.sgd.sgd``) on gradients from ``torch.autograd`` and clipped 
 ``torch.nn.utils.clip_grad_norm_``: what contract.md asks of ``train_epoch``, ``evaluate`` and ``fit``,
 written over torch. Its options model the known mistakes the messages name (a step that never clears
 the gradients, a loss not divided by ``accumulate``, ...). The judge also answers the worker's
-``train_epoch`` and ``evaluate`` with it while a student's ``fit`` is graded
-(graders.judge.worker_process.ORACLES), so that fit is graded on its own.
+``train_epoch`` and ``evaluate`` with it while a student's ``fit`` is graded, in a helper process of its own
+(graders.judge.oracles), so that fit is graded on its own.
 """
 
 from __future__ import annotations
@@ -131,85 +131,3 @@ class Run:
     def load_state(self, state: dict) -> None:
         for key, value in state.items():
             self.buffers[int(key.rpartition(".")[2])] = self._tensor(value).clone()
-
-
-# ----- the judge's answers to a worker's train_epoch and evaluate (graders.judge.worker_process.ORACLES) -----
-
-MAX_ORACLE_LAYERS = 8
-MAX_ORACLE_ELEMENTS = 200_000  # over the weights, and over the batches
-MAX_ORACLE_BATCHES = 256
-
-
-def _arrays(value, ndim: int, what: str) -> np.ndarray:
-    if not (isinstance(value, np.ndarray) and value.dtype == np.float64 and value.ndim == ndim
-            and np.all(np.isfinite(value))):
-        raise ValueError(f"{what} must be a finite float64 array of {ndim} axes")
-    return value
-
-
-def _weights(params) -> list[np.ndarray]:
-    """A chain of Linear layers' (weight (in, out), bias (out,)) pairs, bounded."""
-    if not (isinstance(params, list) and 2 <= len(params) <= 2 * MAX_ORACLE_LAYERS and len(params) % 2 == 0):
-        raise ValueError("the model's parameters must be Linear layers' weights and biases")
-    for i in range(0, len(params), 2):
-        W, b = _arrays(params[i], 2, "a weight"), _arrays(params[i + 1], 1, "a bias")
-        if b.shape[0] != W.shape[1] or (i and W.shape[0] != params[i - 1].shape[0]):
-            raise ValueError("the model's parameters do not chain as Linear layers")
-    if sum(p.size for p in params) > MAX_ORACLE_ELEMENTS:
-        raise ValueError("the model is larger than the checks' models")
-    return params
-
-
-def _oracle_batches(batches, params) -> list[tuple[np.ndarray, np.ndarray]]:
-    if not (isinstance(batches, list) and 1 <= len(batches) <= MAX_ORACLE_BATCHES):
-        raise ValueError(f"a loader must yield between 1 and {MAX_ORACLE_BATCHES} batches")
-    found, size = [], 0
-    for pair in batches:
-        if not (isinstance(pair, list) and len(pair) == 2):
-            raise ValueError("a batch must be a pair (xb, yb)")
-        x, y = _arrays(pair[0], 2, "a batch's inputs"), _arrays(pair[1], 2, "a batch's targets")
-        if x.shape[0] != y.shape[0] or x.shape[1] != params[0].shape[0] or y.shape[1] != params[-1].shape[0]:
-            raise ValueError("a batch does not fit the model")
-        size += x.size + y.size
-        found.append((x, y))
-    if size > MAX_ORACLE_ELEMENTS:
-        raise ValueError("the batches are larger than the checks' data")
-    return found
-
-
-def _number(value, what: str, low: float = 0.0) -> float:
-    if type(value) not in (int, float) or not np.isfinite(value) or value < low:
-        raise ValueError(f"{what} must be a finite number of at least {low}")
-    return float(value)
-
-
-def answer_train_epoch(params, state, lr, momentum, loss, batches, accumulate, clip_norm) -> dict:
-    """One epoch from the worker's weights and momentum buffers: the weights and buffers after it, and its loss."""
-    params = _weights(params)
-    batches = _oracle_batches(batches, params)
-    if loss not in LOSSES:
-        raise ValueError(f"no loss {str(loss)[:20]!r}")
-    if not (type(accumulate) is int and 1 <= accumulate <= MAX_ORACLE_BATCHES):
-        raise ValueError("accumulate must be a whole number of batches")
-    clip_norm = None if clip_norm is None else _number(clip_norm, "clip_norm")
-    if not (isinstance(state, dict) and all(isinstance(k, str) and k.startswith("momentum_buffer.") for k in state)):
-        raise ValueError("the optimizer's state must hold momentum buffers only")
-    buffers = {}
-    for key, value in state.items():
-        index = key.rpartition(".")[2]
-        if not (index.isdigit() and int(index) < len(params)):
-            raise ValueError(f"the optimizer's state names parameter {index[:10]!r}, which the model does not have")
-        if not (isinstance(value, np.ndarray) and value.dtype == np.float64 and value.shape == params[int(index)].shape
-                and np.all(np.isfinite(value))):
-            raise ValueError(f"the optimizer's {key[:30]} does not match its parameter")
-        buffers[key] = value
-    run = Run(params, lr=_number(lr, "lr"), momentum=_number(momentum, "momentum"), state=buffers)
-    value = run.epoch(batches, loss, accumulate=accumulate, clip_norm=clip_norm)
-    return {"params": run.weights(), "state": run.state(), "loss": value}
-
-
-def answer_evaluate(params, loss, batches) -> float:
-    params = _weights(params)
-    if loss not in LOSSES:
-        raise ValueError(f"no loss {str(loss)[:20]!r}")
-    return Run(params, lr=0.0, momentum=0.0).evaluate(_oracle_batches(batches, params), loss)

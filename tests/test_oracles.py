@@ -1,0 +1,273 @@
+"""Are the judge's oracles (graders/judge/oracles.py) bounded and charged to the asker: sizes past the checks' own
+refused before anything is computed, torch's work done in a helper process that a memory cap and the request's
+deadline bind, and every refusal or failure the asking request's, in the student's terms?"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import types
+
+import numpy as np
+import pytest
+
+from graders import lesson
+from graders.judge import oracles
+from graders.judge.checks import loop, ops
+from graders.judge.checks.trajectory import Run
+from graders.judge.worker_process import Worker, WorkerTimedOut
+
+RNG = np.random.default_rng(0)
+
+
+def network(*widths: int) -> list[np.ndarray]:
+    params = []
+    for a, b in zip(widths[:-1], widths[1:]):
+        params += [RNG.uniform(-1.0, 1.0, (a, b)) / np.sqrt(a), RNG.uniform(-0.1, 0.1, b)]
+    return params
+
+
+def batches(rows: int, size: int, n_in: int = 1, n_out: int = 1) -> list[list[np.ndarray]]:
+    x = RNG.uniform(-2.0, 2.0, (rows, n_in))
+    y = RNG.uniform(-1.0, 1.0, (rows, n_out))
+    return [[x[i:i + size], y[i:i + size]] for i in range(0, rows, size)]
+
+
+def epoch_args(params, data, **options) -> dict:
+    return {"params": params, "state": {}, "lr": 0.02, "momentum": 0.9, "loss": "mse", "batches": data,
+            "accumulate": 1, "clip_norm": None, **options}
+
+
+# ----- sizes: the checks' own fit, anything larger is refused before it is read -----
+
+
+def test_the_checks_runs_fit_within_the_caps():
+    """Every run the checks' fits ask of train_epoch and evaluate, and the lesson's, is answered; the calls of one
+    request and the largest gradient the checks give unbroadcast are within their caps too."""
+    for setup in (loop.Setup(n=12, batch_size=4), loop.CKPT_SETUP):
+        X, Y = setup.data()
+        data = [[x, y] for x, y in setup.split(X, Y)]
+        params = list(setup.state().values())
+        oracles.check_train_epoch(epoch_args(params, data))
+        oracles.check_evaluate({"params": params, "loss": setup.loss, "batches": data})
+    X, Y = lesson.make_sine_data()
+    lesson_run = epoch_args(network(1, lesson.LESSON["hidden"], 1), batches(len(X), lesson.LESSON["batch_size"]))
+    oracles.check_train_epoch(lesson_run)
+    oracles.check_train_epoch({**lesson_run, "batches": batches(256, 1)})  # one row a batch: 256 batches
+    epochs = loop.CKPT_EPOCHS + loop.CKPT_FIRST + loop.CKPT_EPOCHS  # fit_resume: whole, cut, resumed
+    assert oracles.CHECKS_MOST_EPOCHS == epochs and 2 * epochs <= oracles.MAX_CALLS
+    largest = max(side - 1 for case in ops.COSTS.values() for side in case.sides[1:])
+    assert max(largest ** 2, ops._BIG.size) <= oracles.MAX_UNBROADCAST_ELEMENTS
+
+
+@pytest.mark.parametrize(("params", "data", "asked"), [
+    (network(1, 2080, 1), batches(100_000, 400), "a 1-2080-1 network on 100,000 rows"),
+    (network(1, 33, 1), batches(12, 4), "a 1-33-1 network on 12 rows"),
+    (network(2, 4, 4, 1), batches(12, 4, 2), "a 2-4-4-1 network on 12 rows"),
+    (network(1, 32, 1), batches(257, 32), "a 1-32-1 network on 257 rows"),
+    (network(1, *[4] * 999, 1), batches(12, 4), "a 1-4-4-...-1 (1,000 Linear layers) network on 12 rows"),
+], ids=["issue-26", "too-wide", "too-deep", "too-many-rows", "far-too-deep"])
+def test_a_run_larger_than_the_checks_is_refused_in_the_students_terms(params, data, asked):
+    for check, args in ((oracles.check_train_epoch, epoch_args(params, data)),
+                        (oracles.check_evaluate, {"params": params, "loss": "mse", "batches": data})):
+        with pytest.raises(oracles.Refused) as refused:
+            check(args)
+        assert str(refused.value) == (
+            f"your fit asked the given {check.__name__.removeprefix('check_')} for {asked}; the checks' runs use "
+            "at most 2 Linear layers of 32 units, on 256 rows, and the grader answers nothing larger")
+
+
+def test_sizes_are_refused_from_the_shapes_before_anything_is_read():
+    """A huge network of NaN is refused for its size: its values are never looked at."""
+    params = [np.full((1, 66666), np.nan), np.zeros(66666), np.zeros((66666, 1)), np.zeros(1)]
+    with pytest.raises(oracles.Refused, match="1-66666-1 network on 400 rows"):
+        oracles.check_train_epoch(epoch_args(params, batches(400, 400)))
+
+
+@pytest.mark.parametrize(("args", "what"), [
+    ({"params": network(1, 4, 1)[:3]}, "a model that is not Linear layers'"),
+    ({"params": [np.full((1, 4), np.inf), *network(1, 4, 1)[1:]]}, "a model that is not Linear layers'"),
+    ({"batches": batches(12, 4, n_in=2)}, "batches that are not pairs"),
+    ({"batches": [[np.zeros((0, 1)), np.zeros((0, 1))]]}, "batches that are not pairs"),
+    ({"lr": float("nan")}, "a lr of nan"),
+    ({"loss": "l1"}, "a loss_fn of l1"),
+    ({"accumulate": 0}, "a accumulate of 0"),
+    ({"state": {"momentum_buffer.9": np.zeros(1)}}, "an optimizer state that is not"),
+    ({"extra": 1}, "arguments it does not take"),
+])
+def test_malformed_arguments_are_refused(args, what):
+    with pytest.raises(oracles.Refused, match=f"^your fit gave the given train_epoch {what}"):
+        oracles.check_train_epoch({**epoch_args(network(1, 4, 1), batches(12, 4)), **args})
+
+
+def test_unbroadcast_is_capped_in_elements_and_axes():
+    assert np.array_equal(oracles.unbroadcast(np.ones((3, 4)), [1, 4]), np.full((1, 4), 3.0))
+    for grad in (np.zeros((400, 400)), np.zeros((1,) * 9)):
+        with pytest.raises(oracles.Refused, match="^your backward rule asked the given unbroadcast for a sum of a "
+                                                  "gradient of shape .* the checks' runs use at most 131,072"):
+            oracles.unbroadcast(grad, [1])
+    with pytest.raises(oracles.Refused, match=r"shape \(3,\) to sum down to shape \(2,\)"):
+        oracles.unbroadcast(np.zeros(3), [2])
+
+
+# ----- charged: the request that asked fails with it -----
+
+
+def test_a_request_past_its_calls_is_refused_and_every_later_call_with_it():
+    """The call past MAX_CALLS is refused with ORACLE_TOO_MANY, and so is every later one of that request, whatever
+    it asks: nothing more is computed for a request that has failed."""
+    worker = types.SimpleNamespace(oracle_failure=None)
+    call = {"name": "evaluate", "args": {"params": network(1, 4, 1), "loss": "mse", "batches": batches(12, 4)}}
+    answer = Worker._answer_call(worker, call, ("sub_train", "judge_epochs"), time.monotonic() + 10,
+                                 oracles.MAX_CALLS + 1)
+    assert answer == {"refused": worker.oracle_failure}
+    assert worker.oracle_failure.startswith("your fit called the given train_epoch and evaluate more than 64 times")
+    later = Worker._answer_call(worker, call, ("sub_train", "judge_epochs"), time.monotonic() + 10, 1)
+    assert later == answer
+
+
+@pytest.mark.parametrize("timed_out", [True, False], ids=["past-the-deadline", "out-of-memory-or-stopped"])
+def test_a_helpers_failure_is_the_requests(monkeypatch, timed_out):
+    """Past the deadline, the request times out with the helper's reason; out of memory or stopped, the student's
+    code gets the refusal and the request fails with it."""
+    worker = types.SimpleNamespace(oracle_failure=None)
+
+    def failing(name, args, deadline):
+        raise oracles.Failed("the given evaluate your fit asked for failed", timed_out=timed_out)
+
+    monkeypatch.setattr(oracles, "answer", failing)
+    call = {"name": "evaluate", "args": {}}
+    if timed_out:
+        with pytest.raises(WorkerTimedOut):
+            Worker._answer_call(worker, call, ("sub_train", "judge_epochs"), time.monotonic() + 10, 1)
+    else:
+        assert Worker._answer_call(worker, call, ("sub_train", "judge_epochs"), time.monotonic() + 10, 1) == \
+            {"refused": "the given evaluate your fit asked for failed"}
+    assert worker.oracle_failure == "the given evaluate your fit asked for failed"
+
+
+# ----- the helper: torch outside the judge, in a memory cap, by the deadline -----
+
+
+@pytest.fixture(scope="module")
+def large_helper():
+    """A helper that takes runs far past the checks' (as one without the caps would), with 256 MiB of headroom."""
+    helper = oracles.Helper(oracles.Caps(layers=2, units=100_000, rows=100_000), headroom=256 * 2**20)
+    assert helper.wait_ready(oracles.READY_TIMEOUT)
+    yield helper
+    helper.stop()
+
+
+@pytest.mark.slow
+def test_the_helper_answers_as_the_reference_run(large_helper):
+    params, data = network(2, 4, 1), batches(12, 4, n_in=2)
+    args = oracles.check_train_epoch(epoch_args(params, data, clip_norm=0.5, accumulate=2))
+    answer = large_helper.ask("train_epoch", args, time.monotonic() + 30)
+    run = Run(params, lr=0.02, momentum=0.9)
+    assert answer["loss"] == run.epoch([tuple(b) for b in data], accumulate=2, clip_norm=0.5)
+    for theirs, ours in zip(answer["params"], run.weights()):
+        np.testing.assert_array_equal(theirs, ours)
+    assert sorted(answer["state"]) == [f"momentum_buffer.{i}" for i in range(4)]
+    assert large_helper.ask("evaluate", oracles.check_evaluate({"params": params, "loss": "weighted",
+                                                               "batches": data}), time.monotonic() + 30) \
+        == Run(params, lr=0.0, momentum=0.0).evaluate([tuple(b) for b in data], "weighted")
+
+
+@pytest.mark.slow
+def test_a_run_past_the_helpers_memory_fails_as_the_askers_and_the_helper_goes_on(large_helper):
+    """Issue 26's 1-66666-1 network on 100,000 rows, which put the judge out of memory: the helper's cap stops it,
+    the asker gets ORACLE_OUT_OF_MEMORY, and the same helper answers the next request."""
+    args = {"params": network(1, 66666, 1), "loss": "mse", "batches": batches(100_000, 100_000)}
+    with pytest.raises(oracles.Failed, match="^the given evaluate your fit asked for ran out of its memory") as failed:
+        large_helper.ask("evaluate", oracles.check_evaluate(args, large_helper.caps), time.monotonic() + 60)
+    assert not failed.value.timed_out
+    small = oracles.check_evaluate({"params": network(1, 4, 1), "loss": "mse", "batches": batches(12, 4)})
+    assert math.isfinite(large_helper.ask("evaluate", small, time.monotonic() + 30))
+
+
+@pytest.mark.slow
+def test_a_helper_past_the_deadline_is_killed():
+    helper = oracles.Helper(oracles.Caps(layers=2, units=4096, rows=100_000))
+    try:
+        assert helper.wait_ready(oracles.READY_TIMEOUT)
+        args = oracles.check_train_epoch(epoch_args(network(1, 4096, 1), batches(20_000, 1)), helper.caps)
+        start = time.monotonic()
+        with pytest.raises(oracles.Failed, match="did not finish within the request's deadline") as failed:
+            helper.ask("train_epoch", args, time.monotonic() + 0.5)
+        assert failed.value.timed_out and time.monotonic() - start < 5
+        assert not helper.running()
+    finally:
+        helper.stop()
+
+
+@pytest.mark.slow
+def test_a_helper_that_dies_mid_request_fails_it_as_stopped():
+    helper = oracles.Helper(oracles.Caps(layers=2, units=4096, rows=100_000))
+    try:
+        assert helper.wait_ready(oracles.READY_TIMEOUT)
+        args = oracles.check_train_epoch(epoch_args(network(1, 4096, 1), batches(20_000, 1)), helper.caps)
+        killer = threading.Timer(0.5, os.kill, (helper.process.pid, signal.SIGKILL))
+        killer.start()
+        with pytest.raises(oracles.Failed, match=r"stopped before answering \(status -9\)") as failed:
+            helper.ask("train_epoch", args, time.monotonic() + 30)
+        killer.join()
+        assert not failed.value.timed_out and not helper.running()
+    finally:
+        helper.stop()
+
+
+@pytest.mark.slow
+def test_the_judges_helper_is_kept_and_replaced_when_gone():
+    """One helper a judge process: started once, replaced (without charging anyone) when it is found gone between
+    requests, stopped at exit; its address space is capped before its first request."""
+    oracles.start()
+    oracles.wait_ready()
+    [pid] = oracles.pids()
+    oracles.start()
+    assert oracles.pids() == {pid}
+    with open(f"/proc/{pid}/limits") as f:
+        limit = int(f.read().split("Max address space")[1].split()[0])
+    assert limit < 4 * 2**30
+    os.kill(pid, signal.SIGKILL)
+    oracles._helper.process.wait(5)
+    evaluate = {"params": network(1, 4, 1), "loss": "mse", "batches": batches(12, 4)}
+    oracles.wait_ready()
+    assert math.isfinite(oracles.answer("evaluate", evaluate, time.monotonic() + 30))
+    [new] = oracles.pids()
+    assert new != pid
+    oracles.close()
+    assert oracles.pids() == set()
+
+
+def _gone(pid: int) -> bool:
+    """Whether ``pid`` has ended (a zombie counts: reaped here if it is this process's to reap)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return True
+    if state == "Z":
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+        return True
+    return False
+
+
+@pytest.mark.slow
+def test_the_helper_dies_with_its_judge():
+    """A judge killed outright (SIGKILL runs no exit handler) takes its helper with it."""
+    code = ("import os, signal; from graders.judge import oracles; oracles.start(); oracles.wait_ready(); "
+            "print(*oracles.pids(), flush=True); os.kill(os.getpid(), signal.SIGKILL)")
+    judge = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert judge.returncode == -signal.SIGKILL, judge.stderr
+    pid = int(judge.stdout)
+    deadline = time.monotonic() + 10
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone(pid)
