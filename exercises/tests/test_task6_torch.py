@@ -104,6 +104,45 @@ def test_fit_torch_calls_the_loss_with_the_prediction_first():
     assert seen == [True, True], "loss_fn was not given (prediction, target): call loss_fn(model(xb), yb)"
 
 
+class Noted(torch.Tensor):
+    """A batch tensor that notes each ``.to()`` call made on it (the device asked for), so that moving batches to
+    ``device`` shows on a CPU too."""
+
+    def to(self, *args, **kwargs):
+        asked = kwargs.get("device", args[0] if args else None)
+        if getattr(self, "noted", None) is not None:  # a batch itself, not a tensor computed from one
+            self.noted.append(str(asked) if isinstance(asked, (str, torch.device)) else None)
+        return super().to(*args, **kwargs)
+
+
+@pytest.mark.task6_1
+def test_fit_torch_moves_the_model_and_every_batch_to_the_device():
+    """With device="cpu", does fit_torch call model.to(device) and move every training and validation batch with
+    .to(device)? (On the CPU it changes nothing; on a GPU, task 6.2, a batch left behind fails.)"""
+    torch.manual_seed(0)
+    x = torch.linspace(-1.0, 1.0, 8, dtype=torch.float64).reshape(-1, 1)
+    noted = {}
+
+    def batch(name, value):
+        tensor = torch.Tensor._make_subclass(Noted, value)
+        tensor.noted = noted.setdefault(name, [])
+        return tensor
+
+    train = [(batch(f"training x{i}", x[i:i + 4]), batch(f"training y{i}", 3 * x[i:i + 4] + 1)) for i in (0, 4)]
+    val = [(batch("validation x", x[:4]), batch("validation y", 3 * x[:4] + 1))]
+    model = Probe()
+    moved = []
+    original_to = model.to
+    model.to = lambda *args, **kwargs: moved.append(str(kwargs.get("device", args[0] if args else None))) or \
+        original_to(*args, **kwargs)
+    fit_torch(model, train, torch.optim.SGD(model.parameters(), lr=0.1), torch.nn.MSELoss(), 1, device="cpu",
+              val_loader=val)
+    assert "cpu" in moved, f"model.to(...) was called with {moved or 'nothing'}: move the model with model.to(device)"
+    left = [name for name, calls in noted.items() if "cpu" not in calls]
+    assert not left, (f"never moved with .to(device): {', '.join(left)}. Move every batch, x and y, training and "
+                      "validation: xb, yb = xb.to(device), yb.to(device)")
+
+
 @pytest.mark.task6_2
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="Task 6.2 runs where a CUDA GPU is present")
 def test_fit_torch_on_cuda_moves_the_model_and_the_batches():
