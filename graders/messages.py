@@ -396,8 +396,10 @@ KERNEL_REFUSED = ("autograd-lab: the notebook's code is not run: {why}. The scor
 KERNEL_WHY = {
     "not-root": ("nbgrader runs as uid {uid}, not root, and a kernel run as your own user could read everything you "
                  "can (your home, ~/.ssh, the grader's examples cache), whatever sandbox it were in", KERNEL_SETUP),
-    "no-jail": ("this machine has neither bubblewrap nor mount namespaces to jail the kernel in",
-                "install bubblewrap (apt-get install bubblewrap)"),
+    "no-bubblewrap": ("bubblewrap is missing or cannot make a sandbox here, and without it the kernel would see "
+                      "every file any user of this machine can read",
+                      "install bubblewrap (apt-get install bubblewrap), where the kernel sees only the interpreter "
+                      "and a copy of its notebook's folder"),
 }
 KERNEL_REFUSED_CELL = ("Not run: the grading machine runs no notebook code as its instructor's user (uid {uid}) or "
                        "outside a jail. The graded cells' scores come from your .py files.\n")
@@ -409,9 +411,6 @@ KERNEL_DESCRIBED = {
     "bubblewrap": ("in bubblewrap, as nobody, with no network (ipc sockets to nbgrader): it sees the interpreter "
                    "(read-only), its sockets, a private /tmp and a private copy of its notebook's folder, and "
                    "nothing else: no home, no cache, no course, no checkout"),
-    "namespace": ("as nobody, with no network (ipc sockets to nbgrader), in a mount namespace (no bubblewrap): the "
-                  "homes, the examples cache, the course and the checkout hidden, /tmp private, its own folder a "
-                  "private copy; it reads what any user can read elsewhere"),
     "refused": "nowhere: {why}; each cell says it did not run, and the scores, from the judge, stand. To run the "
                "notebooks too, {setup}",
 }

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
 import socket
 import subprocess
@@ -144,17 +145,30 @@ def test_in_bubblewrap_the_kernel_sees_only_the_interpreter_and_its_own_folder(i
 
 
 @needs_root
-def test_without_bubblewrap_the_kernel_is_nobody_without_network_and_the_homes_are_hidden(instructor, tmp_path):
-    """Without bubblewrap (out of PATH), as root: does the probe run as nobody, in a mount namespace where the
-    homes, the cache and the course are covered, with no network, reading its own notebook's copy?"""
-    if not sandbox.namespaces_work():
-        pytest.skip("this machine allows no mount namespace")
+def test_without_bubblewrap_no_kernel_runs_the_notebook(instructor, tmp_path):
+    """Without bubblewrap (out of PATH), as root: a mount namespace could only cover a list of folders, and the
+    kernel would read whatever else any user can. Deny by default: does the probe never run, and does stderr say
+    why and that installing bubblewrap lets the notebooks run?"""
     env = {**instructor["env"], "PATH": str(Path(sys.executable).parent)}
-    said = probed(run_jail(instructor, tmp_path, env=env))
-    assert_sees_nothing_of_the_instructors(said, instructor["secrets"])
-    assert said["/"][0] == "done"
-    for home in ("/root", "/home"):
-        assert home not in said or said[home][1] == []
+    ipc = kernel_jail.ipc_folder()
+    connection = connection_file(tmp_path, ipc)
+    probe = [sys.executable, "-I", "-c", PROBE, str(connection), str(instructor["port"]), *instructor["secrets"]]
+    command = [sys.executable, "-I", "-m", "graders.integrations.kernel_jail", "--folder", str(instructor["own"]),
+               "--connection-file", str(connection), "--", *probe]
+    # The refusing kernel then waits for nbgrader: the line it says first is what is asked about.
+    jail = subprocess.Popen(command, cwd=instructor["own"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, text=True)
+    try:
+        ready = select.select([jail.stderr], [], [], 60)[0]
+        said = jail.stderr.readline() if ready else ""
+    finally:
+        jail.kill()
+        out, err = jail.communicate()
+        shutil.rmtree(ipc, ignore_errors=True)
+    assert "PROBE" not in out
+    why, setup = messages.KERNEL_WHY["no-bubblewrap"]
+    assert said.strip() == messages.KERNEL_REFUSED.format(why=why, setup=setup), said + err[-3000:]
+    assert "Traceback" not in said + err, err[-3000:]
 
 
 @needs_root

@@ -10,12 +10,8 @@ zmq's ``ipc`` transport: its sockets are files in a fresh folder of its own, ``i
   folder ``F`` as a private tmpfs holding copies of its files. No network (its own network namespace: nbgrader
   talks to it over the sockets' files), private pid, IPC and UTS namespaces, an environment of a few names; it runs
   as the unprivileged ``nobody``, with no capability;
-- as root, without bubblewrap, where a mount namespace can be made: ``nobody`` again, no network, private IPC,
-  in a mount namespace of its own where the course folder, every home folder (``/root``, ``/home``, the
-  instructor's), the examples cache and the checkout are covered by empty folders (the interpreter and the
-  kernel's own folders mounted back), a private ``/tmp``, ``/var/tmp`` and ``/dev/shm``, a ``/proc`` that shows
-  only nobody's processes, the notebook's folder a private copy. Everything else any user can read, it can read;
-- otherwise (not root, or no mount namespace): no kernel runs the notebook. A kernel that runs no code answers
+- otherwise (not root, or no bubblewrap): no kernel runs the notebook (deny by default: a kernel runs only
+  where its filesystem can be a list of what it sees). A kernel that runs no code answers
   nbgrader instead: each cell it is sent gets a line saying why it did not run (``messages.KERNEL_REFUSED_CELL``),
   and nbgrader's log says why and what set-up lets the notebooks run (``refusal``).
   The judge grades the files all the same, so every score stands. A kernel run as the instructor's own uid
@@ -101,16 +97,6 @@ def course_root(folder: Path) -> Path:
     return folder.parents[2] if len(folder.parents) > 2 else folder.parent
 
 
-def homes() -> list[str]:
-    """Every home folder: the instructor's (``$HOME`` and the password file's), root's, and ``/home``'s."""
-    found = [str(Path.home()), "/root", "/home"]
-    try:
-        found.append(pwd.getpwuid(os.getuid()).pw_dir)
-    except KeyError:
-        pass
-    return found
-
-
 def hidden(folder: Path) -> list[str]:
     """The instructor's folders the kernel must never see, that can lie inside the folders it does see: the course,
     the examples cache, the checkout's folders and the graders' code, but none that holds the interpreter
@@ -162,66 +148,10 @@ def bubblewrap_command(folder: Path, connection_fd: int, command: list[str], uid
     return [*argv, "--", *command] if uid is None else [*argv, *bubblewrap.as_uid_inside(command, uid)]
 
 
-def covering(folder: Path, ipc: str) -> sandbox.Hiding:
-    """Without bubblewrap: the mount namespace's covers. Each home, the course, the examples cache, the checkout's
-    folders and the graders are covered by an empty folder; where one holds what the kernel needs (the
-    interpreter, its socket folder, the notebook's folder), that is mounted back into the cover, alone. So is
-    each folder that keeps nobody from the interpreter (/root, 0700, above a pyenv)."""
-    needed = bubblewrap.interpreter_paths()
-    kept = [*needed, ipc, os.path.realpath(folder)]
-    candidates = [os.path.realpath(p) for p in (*homes(), *hidden(folder), course_root(folder))]
-    candidates += [cover for cover, _ in sandbox.reach(needed)]
-    covers = sorted({c for c in candidates if os.path.isdir(c) and c != "/"})
-    covers = [c for c in covers if not any(c.startswith(o + os.sep) for o in covers)]  # the outermost only
-    inside = {c: tuple(k for k in kept if k.startswith(c + os.sep)) for c in covers}
-    return sandbox.Hiding(folders=tuple(c for c in covers if not inside[c]),
-                          reach=tuple((c, k) for c, k in inside.items() if k))
-
-
-def drop(folder: Path, uid: int, connection_fd: int, ipc: str) -> None:
-    """Without bubblewrap, as root: the covers of ``covering`` in mount, network and IPC namespaces of the
-    kernel's own, then private /tmp, /var/tmp and /dev/shm (the socket folder mounted back), a /proc that shows
-    nobody only nobody's processes, the notebook's folder a private copy, and last ``uid``."""
-    import ctypes
-
-    own = os.path.realpath(folder)
-    files = own_files(folder)
-    covering(folder, ipc).apply()
-    libc = ctypes.CDLL(None, use_errno=True)
-
-    def mount(source: str, target: str, kind: str | None, flags: int, options: str | None) -> None:
-        if libc.mount(source.encode(), target.encode(), kind and kind.encode(), flags,
-                      options and options.encode()) != 0:
-            raise OSError(ctypes.get_errno(), f"the kernel's jail: mount {kind or source} on {target}")
-
-    handle = os.open(ipc, os.O_PATH | os.O_DIRECTORY)
-    for shared in ("/tmp", "/var/tmp", "/dev/shm"):
-        if os.path.isdir(shared):
-            mount("tmpfs", shared, "tmpfs", sandbox._MS_NOSUID | sandbox._MS_NODEV, f"size={TMP_BYTES},mode=1777")
-    os.mkdir(ipc, 0o700)
-    mount(f"/proc/self/fd/{handle}", ipc, None, sandbox._MS_BIND, None)
-    os.close(handle)
-    mount("proc", "/proc", "proc", sandbox._MS_NOSUID | sandbox._MS_NODEV, "hidepid=invisible")
-    os.umask(0o022)
-    os.makedirs(own, exist_ok=True)  # under a private /tmp now, where the course lies in /tmp
-    mount("tmpfs", own, "tmpfs", sandbox._MS_NOSUID | sandbox._MS_NODEV, f"size={TMP_BYTES},mode=1777")
-    for name, fd in files:
-        with open(os.path.join(own, name), "wb") as copy, os.fdopen(fd, "rb") as original:
-            copy.write(original.read())
-        os.chmod(os.path.join(own, name), 0o444)
-    with open("/tmp/kernel.json", "wb") as copy:
-        copy.write(os.pread(connection_fd, MAX_FILE_BYTES, 0))
-    os.chown("/tmp/kernel.json", uid, -1)
-    os.chmod("/tmp/kernel.json", 0o400)
-    os.chdir(own)
-    sandbox.drop_privileges(sandbox.Isolation(bubblewrap=False, drop=True), uid)()
-
-
-def jailed_command(folder: Path, connection_file: str, command: list[str]) -> tuple[list[str], int | None, int, str]:
-    """The command that runs the kernel ``command`` in its jail, the uid to become first (None: bubblewrap does),
-    the connection file's in-memory copy (a memfd, inherited: never written to disk outside the jail) and the
-    sockets' folder."""
-    uid = kernel_uid()
+def jailed_command(folder: Path, connection_file: str, command: list[str]) -> tuple[list[str], str]:
+    """The bubblewrap command that runs the kernel ``command`` in its jail as ``nobody``, and the sockets' folder.
+    The connection file goes in as an in-memory copy (a memfd bubblewrap reads: never written to disk outside the
+    jail)."""
     data = Path(connection_file).read_bytes()
     ipc = ipc_of(json.loads(data))
     fd = os.memfd_create("kernel.json", 0)
@@ -229,18 +159,18 @@ def jailed_command(folder: Path, connection_file: str, command: list[str]) -> tu
     os.write(fd, data)
     os.lseek(fd, 0, os.SEEK_SET)
     inside = [arg if arg != connection_file else "/tmp/kernel.json" for arg in command]
-    if sandbox.bubblewrap_works():
-        return bubblewrap_command(folder, fd, inside, uid, ipc), None, fd, ipc
-    return inside, uid, fd, ipc
+    return bubblewrap_command(folder, fd, inside, kernel_uid(), ipc), ipc
 
 
 def refusal() -> tuple[str, str] | None:
-    """Why no kernel may run the notebook here, and the one-time set-up that lets one (KERNEL_WHY); None: one may."""
+    """Why no kernel may run the notebook here, and the one-time set-up that lets one (KERNEL_WHY); None: one may.
+    Deny by default: the kernel runs only where its filesystem can be a list of what it sees (bubblewrap), as an
+    unprivileged user (root's to switch to)."""
     if os.geteuid() != 0:
         why, setup = msg.KERNEL_WHY["not-root"]
         return why.format(uid=os.geteuid()), setup
-    if not (sandbox.bubblewrap_works() or sandbox.namespaces_work()):
-        return msg.KERNEL_WHY["no-jail"]
+    if not sandbox.bubblewrap_works():
+        return msg.KERNEL_WHY["no-bubblewrap"]
     return None
 
 
@@ -249,7 +179,7 @@ def describe() -> str:
     refused = refusal()
     if refused is not None:
         return msg.KERNEL_DESCRIBED["refused"].format(why=refused[0], setup=refused[1])
-    return msg.KERNEL_DESCRIBED["bubblewrap" if sandbox.bubblewrap_works() else "namespace"]
+    return msg.KERNEL_DESCRIBED["bubblewrap"]
 
 
 def refuse(connection_file: str) -> None:
@@ -286,13 +216,10 @@ def main(argv: list[str] | None = None) -> int:
         refuse(connection_file)
         return 0
     try:
-        command, uid, fd, ipc = jailed_command(args.folder, connection_file, args.command)
+        command, _ = jailed_command(args.folder, connection_file, args.command)
     except ValueError as error:
         print(error, file=sys.stderr)
         return 2
-    if uid is not None:
-        drop(args.folder, uid, fd, ipc)
-        os.execvpe(command[0], command, environment())
     os.execvp(command[0], command)
     return 127
 

@@ -320,13 +320,6 @@ class Hiding:
     def any(self) -> bool:
         return bool(self.folders or self.parent or self.reach)
 
-    def apply(self) -> None:
-        """Make the mounts in this very process (nbgrader's kernel jail, which then execs the kernel), and go back
-        into the working folder under them."""
-        here = os.getcwd()
-        for function, args, what in self.mounts():
-            _call(function, args, what)
-        os.chdir(here)
 
 _HANDLES = []  # in the child: the folders kept, opened before the folders above them are covered
 
