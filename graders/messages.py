@@ -47,6 +47,12 @@ HINT_GRAD_FORMS = ("take the grad given to backward() as PyTorch does, a Tensor,
                    "(a list, an int array): np.asarray(..., dtype=np.float64)")
 HINT_GRAD_0D = ("a .grad is an ndarray of the leaf's shape, a 0-d array for a 0-d leaf: numpy arithmetic on 0-d "
                 "arrays returns numpy scalars, so store np.asarray(...) of the sum")
+HINT_LEAF_ROOT = ("a leaf that requires grad is its own output: x.backward() gives x.grad = 1, as in PyTorch; "
+                  "test requires_grad, not whether the tensor has parents")
+HINT_GRAD_COPY = ("store a copy as a leaf's .grad (np.array(g, dtype=np.float64)), never the array itself: the "
+                  "caller may change the array it gave, and one array may reach several leaves")
+HINT_GRAD_DTYPE = ("convert a given grad to float64 before the walk (np.asarray(grad, dtype=np.float64)): numpy adds "
+                   "and multiplies float16, float32 and bool arrays in their own dtype")
 SKIPPED_NO_CUDA = "Task {task} ({title}): skipped, no CUDA device on the grading machine (carries no points)."
 PASSED = "Task {task} ({title}): passed."
 

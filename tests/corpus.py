@@ -340,6 +340,19 @@ TENSOR = (
         if not self.requires_grad:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
 """, "", ("2.2",), "backward() on a tensor that does not require grad returns quietly instead of raising"),
+    _tensor("engine_leaf_root_refused", "        if not self.requires_grad:\n", "        if not self._parents:\n",
+            ("2.2",), "refuses backward() on any tensor without parents, so x.backward() on a leaf that requires "
+            "grad raises where PyTorch gives x.grad = 1"),
+    _tensor("engine_given_grad_keeps_dtype",
+            "grad = np.asarray(grad.data if isinstance(grad, Tensor) else grad, dtype=np.float64)",
+            "grad = np.asarray(grad.data if isinstance(grad, Tensor) else grad)", ("2.2",),
+            "converts only the leaves' grads to float64: a float16 or bool grad is added and multiplied in its own "
+            "dtype on the way down (float16 rounding; True + True is True)"),
+    _tensor("engine_stores_grad_without_copy",
+            "node.grad = np.array(g, dtype=np.float64) if node.grad is None",
+            "node.grad = np.asarray(g, dtype=np.float64) if node.grad is None", ("2.2",),
+            "stores the array that reaches a leaf, not a copy: the caller's grad array, or one array shared by two "
+            "leaves, so changing one changes the other"),
     # ----- 2.3 no_grad -----
     _tensor("no_grad_without_finally", NO_GRAD_BODY, """\
     global _grad_enabled
