@@ -276,6 +276,13 @@ HINT_EVAL_MODE = "call model.eval() before the loop over the batches"
 HINT_EVAL_NO_GRAD = "run the loop inside `with no_grad():`, so no graph is recorded"
 HINT_RESTORE_MODE = ("note was_training = model.training first and call model.train(was_training) at the end "
                      "(in a finally block, so an error restores it too)")
+HINT_RESTORE_ON_ERROR = ("the model was left in eval mode when the loader raised: restore the mode in a finally "
+                         "block (try: ... finally: model.train(was_training)), so an error restores it too")
+EVAL_INTERRUPTED_DOING = "running evaluate on a model in training mode whose loader raises at batch {at}"
+EVAL_INTERRUPTED_SETUP = ("  the model starts in training mode, where its forward adds 1 to the network's output "
+                          "(its modes differ, as with dropout); the loader raises at batch {at} of {batches}; then "
+                          "the model's output on x = {x}")
+EVAL_INTERRUPTED_SOURCE = "the network's output + 1: training mode, as before evaluate; computed by the grader"
 HINT_GRAD_MODE_BACK = "use `with no_grad():`, which turns grad mode back on when the block ends"
 
 CLIP_REPLACED = ("Task {task} ({title}): clip_grad_norm gave parameter {index} a new grad array, expected its own "
@@ -326,6 +333,18 @@ HINT_CKPT_OPTIMIZER = ("the resumed run matches one whose optimizer started afre
                        "and load it into the new optimizer, so the momentum buffers carry on")
 HINT_CKPT_EPOCHS = ("epochs is the total number of epochs: after loading, run only those the checkpoint has not "
                     "done (this run did all {epochs} again)")
+CKPT_HALF_WRITTEN = ("Task {task} ({title}): a save that died midway (the run stopped while _save_checkpoint "
+                     "wrote over the checkpoint of {path!r}) {what}\n"
+                     "  hint: write to a temporary file, then os.replace it onto the path, so the old checkpoint "
+                     "stays whole until the new one is complete")
+CKPT_UNREADABLE_AFTER = "left a file np.load cannot read: {error}"
+CKPT_LOAD_FAILS_AFTER = "left a file your _load_checkpoint fails on: {error}"
+CKPT_OVERWRITTEN = ("left a file from which _load_checkpoint reads {died} epochs, the dying save's count: the "
+                    "checkpoint of {epochs} epochs is lost, half overwritten.")
+CKPT_LOADED_PAIR = "a pair (epochs done, history)"
+CKPT_EPOCH_INT = "an int ({epochs}, the epochs the checkpoint holds)"
+HINT_CKPT_EPOCH_INT = ("np.load gives back every value as an array, a 0-d one for a number: return "
+                       "int(saved['epoch']), as the docstring's tuple[int, dict] says")
 CKPT_UNPICKLED = ("Task {task} ({title}): resuming from a checkpoint whose arrays were pickled objects ran the "
                   "code in those pickles.\n"
                   "  hint: a checkpoint is data: np.load(path, allow_pickle=False), so a crafted file cannot run code")

@@ -395,6 +395,48 @@ TENSOR = (
 """, ("2.4",), "micrograd's recursive build_topo: right, until the graph is deeper than the recursion limit"),
 )
 
-WRONG = TENSOR
+
+
+def _train(name: str, find: str, replace: str, loses: tuple[str, ...], note: str, **extra) -> Wrong:
+    return Wrong(name, "train.py", find, replace, loses, note, **extra)
+
+
+TRAIN = (
+    # ----- 5.2 evaluate -----
+    _train("evaluate_without_finally", """\
+    try:
+        with no_grad():
+            losses = [loss_fn(model(xb), yb).item() for xb, yb in loader]
+    finally:
+        model.train(was_training)
+""", """\
+    with no_grad():
+        losses = [loss_fn(model(xb), yb).item() for xb, yb in loader]
+    model.train(was_training)
+""", ("5.2",), "restores the mode after the loop but not in a finally block: a loader or model that raises leaves "
+        "the model in eval mode"),
+    # ----- 5.5 checkpoint and resume -----
+    _train("save_checkpoint_in_place", """\
+    tmp = f"{os.fspath(path)}.tmp"
+    with open(tmp, "wb") as f:
+        np.savez(f, epoch=epoch, train_loss=np.array(history["train_loss"], dtype=np.float64),
+                 val_loss=np.array(history["val_loss"], dtype=np.float64), **arrays)
+    os.replace(tmp, path)
+""", """\
+    with open(path, "wb") as f:
+        np.savez(f, epoch=epoch, train_loss=np.array(history["train_loss"], dtype=np.float64),
+                 val_loss=np.array(history["val_loss"], dtype=np.float64), **arrays)
+""", ("5.5",), "writes over the checkpoint itself, not a temporary file then os.replace: a run that dies mid-write "
+        "leaves half a file and loses the last good checkpoint"),
+    _train("load_checkpoint_optimizer_keys_off_by_one", "optimizer.load_state_dict({k[6:]",
+           "optimizer.load_state_dict({k[5:]", ("5.5",),
+           "strips 5 characters of 'optim.' (6 long), so every optimizer key keeps a leading dot: an optimizer that "
+           "looks its momentum buffers up by name finds none and silently starts them afresh"),
+    _train("load_checkpoint_epoch_as_array", 'return int(saved["epoch"]), history', 'return saved["epoch"], history',
+           ("5.5",), "returns the epoch count as np.load gives it, a 0-d array, where the contract says int (fit's "
+           "range() happens to take it)"),
+)
+
+WRONG = TENSOR + TRAIN
 BY_NAME = {entry.name: entry for entry in WRONG}
 assert len(BY_NAME) == len(WRONG), "two corpus entries share a name"
