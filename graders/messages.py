@@ -154,6 +154,12 @@ OPTIM_STATE_TYPE = "  state_dict() returned a {type}, expected a dict of arrays 
 OPTIM_STATE_ENTRIES = "  entries that are neither arrays nor numbers: {entries}"
 HINT_OPTIM_STATE = ("state_dict() must hold only arrays and numbers (checkpoints are saved without pickle): "
                     "leave out what is None, and store one array per parameter under its own key")
+OPTIM_KEYS_WHAT = "the state dict of {call} after {step} step(s)"
+OPTIM_KEYS_GOT = "keyed {keys}"
+OPTIM_KEYS_SGD = "keyed momentum_buffer.<index of the parameter> for each parameter stepped, here {keys}"
+OPTIM_KEYS_ANY = "keyed '<name>.<index of the parameter>', the index from 0 to {n} - 1"
+HINT_OPTIM_KEYS = ('key self.state "<name>.<index of the parameter>", as optim.py says (SGD: '
+                   'self.state[f"momentum_buffer.{i}"]), so a checkpoint reads the same in any optimizer of its kind')
 HINT_SKIP_NONE = "skip every parameter whose grad is None: if p.grad is None: continue"
 
 HINT_SGD = "p.data -= lr * p.grad for every parameter p whose grad is not None"
@@ -341,6 +347,13 @@ CKPT_UNREADABLE_AFTER = "left a file np.load cannot read: {error}"
 CKPT_LOAD_FAILS_AFTER = "left a file your _load_checkpoint fails on: {error}"
 CKPT_OVERWRITTEN = ("left a file from which _load_checkpoint reads {died} epochs, the dying save's count: the "
                     "checkpoint of {epochs} epochs is lost, half overwritten.")
+CKPT_EVERY_EPOCH = ("Task {task} ({title}): fit(..., epochs={epochs}, checkpoint={path!r}) whose loader failed in "
+                    "epoch {died} {left}\n"
+                    "  hint: save after every epoch (_save_checkpoint at the end of each pass of the loop), so a run "
+                    "that dies keeps the epochs it finished")
+CKPT_LEFT_NONE = "left no checkpoint at that path."
+CKPT_LEFT_UNREADABLE = "left a checkpoint your _load_checkpoint fails on: {error}"
+CKPT_LEFT_COUNT = "left a checkpoint of {got} epochs, expected {first}: the epochs done before the failure."
 CKPT_LOADED_PAIR = "a pair (epochs done, history)"
 CKPT_EPOCH_INT = "an int ({epochs}, the epochs the checkpoint holds)"
 HINT_CKPT_EPOCH_INT = ("np.load gives back every value as an array, a 0-d one for a number: return "

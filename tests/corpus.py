@@ -397,6 +397,18 @@ TENSOR = (
 
 
 
+def _optim(name: str, find: str, replace: str, loses: tuple[str, ...], note: str, **extra) -> Wrong:
+    return Wrong(name, "optim.py", find, replace, loses, note, **extra)
+
+
+OPTIM = (
+    # ----- 3.2 momentum, weight decay and state dict -----
+    _optim("sgd_state_keys_its_own_way", 'key = f"momentum_buffer.{i}"', 'key = f"buf{i}"', ("3.2",),
+           "keeps the momentum buffers under keys of its own: its own checkpoints round-trip, but a state dict "
+           "keyed as optim.py says (momentum_buffer.<i>) is not read"),
+)
+
+
 def _train(name: str, find: str, replace: str, loses: tuple[str, ...], note: str, **extra) -> Wrong:
     return Wrong(name, "train.py", find, replace, loses, note, **extra)
 
@@ -416,6 +428,16 @@ TRAIN = (
 """, ("5.2",), "restores the mode after the loop but not in a finally block: a loader or model that raises leaves "
         "the model in eval mode"),
     # ----- 5.5 checkpoint and resume -----
+    _train("fit_saves_only_at_the_end", """\
+        if checkpoint is not None:
+            _save_checkpoint(checkpoint, model, optimizer, epoch + 1, history)
+    return history
+""", """\
+    if checkpoint is not None:
+        _save_checkpoint(checkpoint, model, optimizer, epochs, history)
+    return history
+""", ("5.5",), "saves once, after the last epoch, not after every epoch: a run that dies partway keeps nothing "
+        "of the epochs it finished"),
     _train("save_checkpoint_in_place", """\
     tmp = f"{os.fspath(path)}.tmp"
     with open(tmp, "wb") as f:
@@ -437,6 +459,6 @@ TRAIN = (
            "range() happens to take it)"),
 )
 
-WRONG = TENSOR + TRAIN
+WRONG = TENSOR + OPTIM + TRAIN
 BY_NAME = {entry.name: entry for entry in WRONG}
 assert len(BY_NAME) == len(WRONG), "two corpus entries share a name"

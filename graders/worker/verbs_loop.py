@@ -381,10 +381,51 @@ def fit_resume(package, sizes, state, fresh_state, X, Y, val, batch_size, lr, mo
                    loss=loss)
     answer = {"whole": whole, "cut": cut, "files": files, "resumed": resumed}
     answer.update(_save_dies(package, sizes, fresh_state, lr, momentum, path, epochs))
+    answer["died_in_epoch"] = _fit_dies(args, path, epochs, first, loss)
     for near in os.listdir(folder):  # with any temporary file the save that died left
         if near.startswith(name) and not os.path.isdir(os.path.join(folder, near)):
             _remove(os.path.join(folder, near))
     return answer
+
+
+class _DyingLoader:
+    """The batches again at each pass, until pass ``dies_at`` (0-based), which raises _LoaderFailed."""
+
+    def __init__(self, batches, dies_at):
+        self.batches, self.dies_at, self.passes = batches, dies_at, 0
+
+    def __len__(self):
+        return len(self.batches)
+
+    def __iter__(self):
+        self.passes += 1
+        if self.passes > self.dies_at:
+            raise _LoaderFailed(f"the loader failed in epoch {self.passes}")
+        return iter(self.batches)
+
+
+def _fit_dies(args, path, epochs, first, loss):
+    """fit of ``epochs`` with ``checkpoint=path`` whose loader fails in epoch ``first`` + 1; then what
+    _load_checkpoint reads from the file it left (its epoch count), or that it left none."""
+    package, sizes, state, X, Y, batch_size, lr, momentum = args
+    _remove(path, path + ".npz")
+    train, optim = module(package, "train"), module(package, "optim")
+    model = _network(package, sizes, state)
+    loader = _DyingLoader(_loader(package, X, Y, batch_size), first)
+    try:
+        with _judged_epochs(package):
+            train.fit(model, loader, optim.SGD(model.parameters(), lr=lr, momentum=momentum), _Loss(package, loss),
+                      epochs, checkpoint=path)
+    except Exception:  # noqa: BLE001 - the loader's failure, passed on or not: what fit saved is the question
+        pass
+    if not os.path.isfile(path) or not callable(getattr(train, "_load_checkpoint", None)):
+        return {"saved": os.path.isfile(path)}
+    model = _network(package, sizes, state)
+    try:
+        loaded = train._load_checkpoint(path, model, optim.SGD(model.parameters(), lr=lr, momentum=momentum))
+    except Exception as error:  # noqa: BLE001 - what it raised is the answer
+        return {"saved": True, "error": f"{type(error).__name__}: {str(error)[:200]}"}
+    return {"saved": True, "epoch": claim(loaded[0] if isinstance(loaded, (tuple, list)) and loaded else None)}
 
 
 class _SaveDied(Exception):
@@ -426,5 +467,5 @@ def _save_dies(package, sizes, state, lr, momentum, path, epochs):
     except Exception as error:  # noqa: BLE001 - it loaded this path's checkpoint before the save died
         after["loader_error"] = f"{type(error).__name__}: {str(error)[:200]}"
         return {"after_died": after}
-    epoch = loaded[0] if isinstance(loaded, tuple) and len(loaded) == 2 else None
+    epoch = loaded[0] if isinstance(loaded, (tuple, list)) and len(loaded) == 2 else None
     return {"after_died": after, "loaded": {"type": type(loaded).__name__, "epoch": claim(epoch)}}

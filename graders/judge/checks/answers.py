@@ -68,6 +68,7 @@ class OptimizerRun:
     in_place: list[list[object]]
     grads: list[Claim] | None = None
     state_error: StateError | None = None
+    state_keys: list[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,15 @@ class Loaded:
 
 
 @dataclass(frozen=True)
+class DiedInEpoch:
+    """What a checkpointed fit whose loader failed partway left: whether a file, and the epoch count
+    _load_checkpoint read from it (or what it raised)."""
+    saved: bool
+    epoch: Claim | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
 class FitResume:
     """The three fits; then, after a save that died over the last checkpoint, whether that file still loads, and
     what _load_checkpoint returned from it (absent where it is missing)."""
@@ -160,6 +170,7 @@ class FitResume:
     resumed: Fit
     after_died: AfterDied | None = None
     loaded: Loaded | None = None
+    died_in_epoch: DiedInEpoch | None = None
 
 
 @dataclass(frozen=True)

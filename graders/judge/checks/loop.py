@@ -534,6 +534,27 @@ def check_resume(ctx: Context, path: str) -> None:
         ctx.compare(resumed[key], expected[key], f'history["{key}"] of the resumed run', inputs=inputs,
                     source=source, hint=msg.HINT_CKPT_HISTORY, tol=TOL)
     check_save_died(ctx, answer, path, epochs)
+    check_died_in_epoch(ctx, answer.died_in_epoch, path, epochs, first)
+
+
+def check_died_in_epoch(ctx: Context, died, path: str, epochs: int, first: int) -> None:
+    """A fit whose loader fails in epoch ``first`` + 1 must leave the checkpoint of the ``first`` epochs done: fit
+    saves after every epoch."""
+    if died is None:
+        return
+    header = msg.header(ctx.task, path=path, epochs=epochs, died=first + 1)
+    if not died.saved:
+        raise CheckFailed(msg.CKPT_EVERY_EPOCH.format(left=msg.CKPT_LEFT_NONE, **header))
+    if died.error is not None:
+        raise CheckFailed(msg.CKPT_EVERY_EPOCH.format(left=msg.CKPT_LEFT_UNREADABLE.format(error=died.error),
+                                                      **header))
+    claim = died.epoch or {}
+    value = claim.get("value") if claim.get("kind") == "number" else None
+    if claim.get("kind") in ("ndarray", "numpy scalar") and np.size(claim.get("array")) == 1:
+        value = np.asarray(claim["array"]).item()
+    if value is not None and value != first:
+        raise CheckFailed(msg.CKPT_EVERY_EPOCH.format(left=msg.CKPT_LEFT_COUNT.format(got=value, first=first),
+                                                      **header))
 
 
 def check_save_died(ctx: Context, answer, path: str, epochs: int) -> None:
