@@ -354,6 +354,9 @@ CKPT_EVERY_EPOCH = ("Task {task} ({title}): fit(..., epochs={epochs}, checkpoint
 CKPT_LEFT_NONE = "left no checkpoint at that path."
 CKPT_LEFT_UNREADABLE = "left a checkpoint your _load_checkpoint fails on: {error}"
 CKPT_LEFT_COUNT = "left a checkpoint of {got} epochs, expected {first}: the epochs done before the failure."
+CKPT_PREFIXES = ("Task {task} ({title}): the checkpoint fit left at {path!r} holds {members}, without {missing}.\n"
+                 "  hint: save each entry of model.state_dict() under 'model.' + its key and each of "
+                 "optimizer.state_dict() under 'optim.' + its key, as _save_checkpoint's docstring says")
 CKPT_LOADED_PAIR = "a pair (epochs done, history)"
 CKPT_EPOCH_INT = "an int ({epochs}, the epochs the checkpoint holds)"
 HINT_CKPT_EPOCH_INT = ("np.load gives back every value as an array, a 0-d one for a number: return "

@@ -128,6 +128,29 @@ UNBROADCAST_BODY = """\
 """
 
 
+# ----- the checkpoint's keys in solutions/train.py, from _save_checkpoint's to _load_checkpoint's -----
+CHECKPOINT_SAVE_LOAD = '''\
+    arrays = {f"model.{k}": v for k, v in model.state_dict().items()}
+    arrays.update({f"optim.{k}": v for k, v in optimizer.state_dict().items()})
+    tmp = f"{os.fspath(path)}.tmp"
+    with open(tmp, "wb") as f:
+        np.savez(f, epoch=epoch, train_loss=np.array(history["train_loss"], dtype=np.float64),
+                 val_loss=np.array(history["val_loss"], dtype=np.float64), **arrays)
+    os.replace(tmp, path)
+    ### END SOLUTION
+
+
+def _load_checkpoint(path, model, optimizer) -> tuple[int, dict]:
+    """Restore model and optimizer from ``path``; return (epochs done, history).
+    A checkpoint is data: load it with ``allow_pickle=False``, so that a
+    crafted file cannot run code when it is read."""
+    ### BEGIN SOLUTION (Task 5.5: load a checkpoint)
+    with np.load(path, allow_pickle=False) as saved:
+        model.load_state_dict({k[6:]: saved[k] for k in saved.files if k.startswith("model.")})
+        optimizer.load_state_dict({k[6:]: saved[k] for k in saved.files if k.startswith("optim.")})
+'''
+
+
 def _tensor(name: str, find: str, replace: str, loses: tuple[str, ...], note: str, **extra) -> Wrong:
     return Wrong(name, "tensor.py", find, replace, loses, note, **extra)
 
@@ -438,6 +461,10 @@ TRAIN = (
     return history
 """, ("5.5",), "saves once, after the last epoch, not after every epoch: a run that dies partway keeps nothing "
         "of the epochs it finished"),
+    _train("checkpoint_keys_unprefixed", CHECKPOINT_SAVE_LOAD,
+           CHECKPOINT_SAVE_LOAD.replace('"model.', '"model_').replace('"optim.', '"optim_'), ("5.5",),
+           "saves and loads under prefixes of its own (model_, optim_): its own checkpoints round-trip, but the file "
+           "holds none of the model. and optim. entries the docstring names"),
     _train("save_checkpoint_in_place", """\
     tmp = f"{os.fspath(path)}.tmp"
     with open(tmp, "wb") as f:

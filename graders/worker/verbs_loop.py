@@ -372,6 +372,7 @@ def fit_resume(package, sizes, state, fresh_state, X, Y, val, batch_size, lr, mo
         saved = np.load(path, allow_pickle=False)
         if isinstance(saved, np.lib.npyio.NpzFile):
             files["loads"] = f"an npz archive of {len(saved.files)} arrays"
+            files["members"] = [str(name)[:60] for name in saved.files[:40]]
             saved.close()
         else:
             files["loads"] = "a single array"

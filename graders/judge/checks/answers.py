@@ -134,6 +134,7 @@ class Files:
     near: list[str]
     loads: str | None = None
     load_error: str | None = None
+    members: list[str] | None = None
 
 
 @dataclass(frozen=True)

@@ -535,6 +535,21 @@ def check_resume(ctx: Context, path: str) -> None:
                     source=source, hint=msg.HINT_CKPT_HISTORY, tol=TOL)
     check_save_died(ctx, answer, path, epochs)
     check_died_in_epoch(ctx, answer.died_in_epoch, path, epochs, first)
+    check_members(ctx, files.members, path, setup)
+
+
+def check_members(ctx: Context, members: list[str] | None, path: str, setup: Setup) -> None:
+    """The checkpoint holds the model's and the optimizer's state dicts under the docstring's prefixes, so any
+    loader of the format reads it: model.<name> for each model entry, optim.<key> for each momentum buffer."""
+    if members is None:
+        return
+    wanted = [f"model.{name}" for name in setup.state()]
+    if setup.momentum:
+        wanted += [f"optim.momentum_buffer.{i}" for i in range(len(setup.state()))]
+    missing = [name for name in wanted if name not in members]
+    if missing:
+        raise CheckFailed(msg.CKPT_PREFIXES.format(path=path, members=sorted(members)[:8], missing=missing[:4],
+                                                   **msg.header(ctx.task)))
 
 
 def check_died_in_epoch(ctx: Context, died, path: str, epochs: int, first: int) -> None:
