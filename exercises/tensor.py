@@ -162,7 +162,7 @@ class Tensor:
         x = self.data
 
         def backward(g):
-            """out = x ** p, p a Python number (a constant: it gets no gradient). Return (dL/dx,)."""
+            """out = x ** p, p a Python number (a constant: it gets no gradient), for x > 0. Return (dL/dx,)."""
             raise NotImplementedError("Task 1.5: backward of **")
 
         return op(x**p, (self,), backward)

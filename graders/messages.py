@@ -47,6 +47,12 @@ HINT_GRAD_FORMS = ("take the grad given to backward() as PyTorch does, a Tensor,
                    "(a list, an int array): np.asarray(..., dtype=np.float64)")
 HINT_GRAD_0D = ("a .grad is an ndarray of the leaf's shape, a 0-d array for a 0-d leaf: numpy arithmetic on 0-d "
                 "arrays returns numpy scalars, so store np.asarray(...) of the sum")
+HINT_LEAF_ROOT = ("a leaf that requires grad is its own output: x.backward() gives x.grad = 1, as in PyTorch; "
+                  "test requires_grad, not whether the tensor has parents")
+HINT_GRAD_COPY = ("store a copy as a leaf's .grad (np.array(g, dtype=np.float64)), never the array itself: the "
+                  "caller may change the array it gave, and one array may reach several leaves")
+HINT_GRAD_DTYPE = ("convert a given grad to float64 before the walk (np.asarray(grad, dtype=np.float64)): numpy adds "
+                   "and multiplies float16, float32 and bool arrays in their own dtype")
 SKIPPED_NO_CUDA = "Task {task} ({title}): skipped, no CUDA device on the grading machine (carries no points)."
 PASSED = "Task {task} ({title}): passed."
 
@@ -174,6 +180,12 @@ OPTIM_STATE_TYPE = "  state_dict() returned a {type}, expected a dict of arrays 
 OPTIM_STATE_ENTRIES = "  entries that are neither arrays nor numbers: {entries}"
 HINT_OPTIM_STATE = ("state_dict() must hold only arrays and numbers (checkpoints are saved without pickle): "
                     "leave out what is None, and store one array per parameter under its own key")
+OPTIM_KEYS_WHAT = "the state dict of {call} after {step} step(s)"
+OPTIM_KEYS_GOT = "keyed {keys}"
+OPTIM_KEYS_SGD = "keyed momentum_buffer.<index of the parameter> for each parameter stepped, here {keys}"
+OPTIM_KEYS_ANY = "keyed '<name>.<index of the parameter>', the index from 0 to {n} - 1"
+HINT_OPTIM_KEYS = ('key self.state "<name>.<index of the parameter>", as optim.py says (SGD: '
+                   'self.state[f"momentum_buffer.{i}"]), so a checkpoint reads the same in any optimizer of its kind')
 HINT_SKIP_NONE = "skip every parameter whose grad is None: if p.grad is None: continue"
 
 HINT_SGD = "p.data -= lr * p.grad for every parameter p whose grad is not None"
@@ -296,6 +308,13 @@ HINT_EVAL_MODE = "call model.eval() before the loop over the batches"
 HINT_EVAL_NO_GRAD = "run the loop inside `with no_grad():`, so no graph is recorded"
 HINT_RESTORE_MODE = ("note was_training = model.training first and call model.train(was_training) at the end "
                      "(in a finally block, so an error restores it too)")
+HINT_RESTORE_ON_ERROR = ("the model was left in eval mode when the loader raised: restore the mode in a finally "
+                         "block (try: ... finally: model.train(was_training)), so an error restores it too")
+EVAL_INTERRUPTED_DOING = "running evaluate on a model in training mode whose loader raises at batch {at}"
+EVAL_INTERRUPTED_SETUP = ("  the model starts in training mode, where its forward adds 1 to the network's output "
+                          "(its modes differ, as with dropout); the loader raises at batch {at} of {batches}; then "
+                          "the model's output on x = {x}")
+EVAL_INTERRUPTED_SOURCE = "the network's output + 1: training mode, as before evaluate; computed by the grader"
 HINT_GRAD_MODE_BACK = "use `with no_grad():`, which turns grad mode back on when the block ends"
 
 CLIP_REPLACED = ("Task {task} ({title}): clip_grad_norm gave parameter {index} a new grad array, expected its own "
@@ -346,6 +365,28 @@ HINT_CKPT_OPTIMIZER = ("the resumed run matches one whose optimizer started afre
                        "and load it into the new optimizer, so the momentum buffers carry on")
 HINT_CKPT_EPOCHS = ("epochs is the total number of epochs: after loading, run only those the checkpoint has not "
                     "done (this run did all {epochs} again)")
+CKPT_HALF_WRITTEN = ("Task {task} ({title}): a save that died midway (the run stopped while _save_checkpoint "
+                     "wrote over the checkpoint of {path!r}) {what}\n"
+                     "  hint: write to a temporary file, then os.replace it onto the path, so the old checkpoint "
+                     "stays whole until the new one is complete")
+CKPT_UNREADABLE_AFTER = "left a file np.load cannot read: {error}"
+CKPT_LOAD_FAILS_AFTER = "left a file your _load_checkpoint fails on: {error}"
+CKPT_OVERWRITTEN = ("left a file from which _load_checkpoint reads {died} epochs, the dying save's count: the "
+                    "checkpoint of {epochs} epochs is lost, half overwritten.")
+CKPT_EVERY_EPOCH = ("Task {task} ({title}): fit(..., epochs={epochs}, checkpoint={path!r}) whose loader failed in "
+                    "epoch {died} {left}\n"
+                    "  hint: save after every epoch (_save_checkpoint at the end of each pass of the loop), so a run "
+                    "that dies keeps the epochs it finished")
+CKPT_LEFT_NONE = "left no checkpoint at that path."
+CKPT_LEFT_UNREADABLE = "left a checkpoint your _load_checkpoint fails on: {error}"
+CKPT_LEFT_COUNT = "left a checkpoint of {got} epochs, expected {first}: the epochs done before the failure."
+CKPT_PREFIXES = ("Task {task} ({title}): the checkpoint fit left at {path!r} holds {members}, without {missing}.\n"
+                 "  hint: save each entry of model.state_dict() under 'model.' + its key and each of "
+                 "optimizer.state_dict() under 'optim.' + its key, as _save_checkpoint's docstring says")
+CKPT_LOADED_PAIR = "a pair (epochs done, history)"
+CKPT_EPOCH_INT = "an int ({epochs}, the epochs the checkpoint holds)"
+HINT_CKPT_EPOCH_INT = ("np.load gives back every value as an array, a 0-d one for a number: return "
+                       "int(saved['epoch']), as the docstring's tuple[int, dict] says")
 CKPT_UNPICKLED = ("Task {task} ({title}): resuming from a checkpoint whose arrays were pickled objects ran the "
                   "code in those pickles.\n"
                   "  hint: a checkpoint is data: np.load(path, allow_pickle=False), so a crafted file cannot run code")

@@ -187,7 +187,7 @@ class Tensor:
         x = self.data
 
         def backward(g):
-            """out = x ** p, p a Python number (a constant: it gets no gradient). Return (dL/dx,)."""
+            """out = x ** p, p a Python number (a constant: it gets no gradient), for x > 0. Return (dL/dx,)."""
             ### BEGIN SOLUTION (Task 1.5: backward of **)
             return (g * p * x ** (p - 1),)
             ### END SOLUTION

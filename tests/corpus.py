@@ -128,6 +128,29 @@ UNBROADCAST_BODY = """\
 """
 
 
+# ----- the checkpoint's keys in solutions/train.py, from _save_checkpoint's to _load_checkpoint's -----
+CHECKPOINT_SAVE_LOAD = '''\
+    arrays = {f"model.{k}": v for k, v in model.state_dict().items()}
+    arrays.update({f"optim.{k}": v for k, v in optimizer.state_dict().items()})
+    tmp = f"{os.fspath(path)}.tmp"
+    with open(tmp, "wb") as f:
+        np.savez(f, epoch=epoch, train_loss=np.array(history["train_loss"], dtype=np.float64),
+                 val_loss=np.array(history["val_loss"], dtype=np.float64), **arrays)
+    os.replace(tmp, path)
+    ### END SOLUTION
+
+
+def _load_checkpoint(path, model, optimizer) -> tuple[int, dict]:
+    """Restore model and optimizer from ``path``; return (epochs done, history).
+    A checkpoint is data: load it with ``allow_pickle=False``, so that a
+    crafted file cannot run code when it is read."""
+    ### BEGIN SOLUTION (Task 5.5: load a checkpoint)
+    with np.load(path, allow_pickle=False) as saved:
+        model.load_state_dict({k[6:]: saved[k] for k in saved.files if k.startswith("model.")})
+        optimizer.load_state_dict({k[6:]: saved[k] for k in saved.files if k.startswith("optim.")})
+'''
+
+
 def _tensor(name: str, find: str, replace: str, loses: tuple[str, ...], note: str, **extra) -> Wrong:
     return Wrong(name, "tensor.py", find, replace, loses, note, **extra)
 
@@ -340,6 +363,19 @@ TENSOR = (
         if not self.requires_grad:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
 """, "", ("2.2",), "backward() on a tensor that does not require grad returns quietly instead of raising"),
+    _tensor("engine_leaf_root_refused", "        if not self.requires_grad:\n", "        if not self._parents:\n",
+            ("2.2",), "refuses backward() on any tensor without parents, so x.backward() on a leaf that requires "
+            "grad raises where PyTorch gives x.grad = 1"),
+    _tensor("engine_given_grad_keeps_dtype",
+            "grad = np.asarray(grad.data if isinstance(grad, Tensor) else grad, dtype=np.float64)",
+            "grad = np.asarray(grad.data if isinstance(grad, Tensor) else grad)", ("2.2",),
+            "converts only the leaves' grads to float64: a float16 or bool grad is added and multiplied in its own "
+            "dtype on the way down (float16 rounding; True + True is True)"),
+    _tensor("engine_stores_grad_without_copy",
+            "node.grad = np.array(g, dtype=np.float64) if node.grad is None",
+            "node.grad = np.asarray(g, dtype=np.float64) if node.grad is None", ("2.2",),
+            "stores the array that reaches a leaf, not a copy: the caller's grad array, or one array shared by two "
+            "leaves, so changing one changes the other"),
     # ----- 2.3 no_grad -----
     _tensor("no_grad_without_finally", NO_GRAD_BODY, """\
     global _grad_enabled
@@ -382,6 +418,74 @@ TENSOR = (
 """, ("2.4",), "micrograd's recursive build_topo: right, until the graph is deeper than the recursion limit"),
 )
 
-WRONG = TENSOR
+
+
+def _optim(name: str, find: str, replace: str, loses: tuple[str, ...], note: str, **extra) -> Wrong:
+    return Wrong(name, "optim.py", find, replace, loses, note, **extra)
+
+
+OPTIM = (
+    # ----- 3.2 momentum, weight decay and state dict -----
+    _optim("sgd_state_keys_its_own_way", 'key = f"momentum_buffer.{i}"', 'key = f"buf{i}"', ("3.2",),
+           "keeps the momentum buffers under keys of its own: its own checkpoints round-trip, but a state dict "
+           "keyed as optim.py says (momentum_buffer.<i>) is not read"),
+)
+
+
+def _train(name: str, find: str, replace: str, loses: tuple[str, ...], note: str, **extra) -> Wrong:
+    return Wrong(name, "train.py", find, replace, loses, note, **extra)
+
+
+TRAIN = (
+    # ----- 5.2 evaluate -----
+    _train("evaluate_without_finally", """\
+    try:
+        with no_grad():
+            losses = [loss_fn(model(xb), yb).item() for xb, yb in loader]
+    finally:
+        model.train(was_training)
+""", """\
+    with no_grad():
+        losses = [loss_fn(model(xb), yb).item() for xb, yb in loader]
+    model.train(was_training)
+""", ("5.2",), "restores the mode after the loop but not in a finally block: a loader or model that raises leaves "
+        "the model in eval mode"),
+    # ----- 5.5 checkpoint and resume -----
+    _train("fit_saves_only_at_the_end", """\
+        if checkpoint is not None:
+            _save_checkpoint(checkpoint, model, optimizer, epoch + 1, history)
+    return history
+""", """\
+    if checkpoint is not None:
+        _save_checkpoint(checkpoint, model, optimizer, epochs, history)
+    return history
+""", ("5.5",), "saves once, after the last epoch, not after every epoch: a run that dies partway keeps nothing "
+        "of the epochs it finished"),
+    _train("checkpoint_keys_unprefixed", CHECKPOINT_SAVE_LOAD,
+           CHECKPOINT_SAVE_LOAD.replace('"model.', '"model_').replace('"optim.', '"optim_'), ("5.5",),
+           "saves and loads under prefixes of its own (model_, optim_): its own checkpoints round-trip, but the file "
+           "holds none of the model. and optim. entries the docstring names"),
+    _train("save_checkpoint_in_place", """\
+    tmp = f"{os.fspath(path)}.tmp"
+    with open(tmp, "wb") as f:
+        np.savez(f, epoch=epoch, train_loss=np.array(history["train_loss"], dtype=np.float64),
+                 val_loss=np.array(history["val_loss"], dtype=np.float64), **arrays)
+    os.replace(tmp, path)
+""", """\
+    with open(path, "wb") as f:
+        np.savez(f, epoch=epoch, train_loss=np.array(history["train_loss"], dtype=np.float64),
+                 val_loss=np.array(history["val_loss"], dtype=np.float64), **arrays)
+""", ("5.5",), "writes over the checkpoint itself, not a temporary file then os.replace: a run that dies mid-write "
+        "leaves half a file and loses the last good checkpoint"),
+    _train("load_checkpoint_optimizer_keys_off_by_one", "optimizer.load_state_dict({k[6:]",
+           "optimizer.load_state_dict({k[5:]", ("5.5",),
+           "strips 5 characters of 'optim.' (6 long), so every optimizer key keeps a leading dot: an optimizer that "
+           "looks its momentum buffers up by name finds none and silently starts them afresh"),
+    _train("load_checkpoint_epoch_as_array", 'return int(saved["epoch"]), history', 'return saved["epoch"], history',
+           ("5.5",), "returns the epoch count as np.load gives it, a 0-d array, where the contract says int (fit's "
+           "range() happens to take it)"),
+)
+
+WRONG = TENSOR + OPTIM + TRAIN
 BY_NAME = {entry.name: entry for entry in WRONG}
 assert len(BY_NAME) == len(WRONG), "two corpus entries share a name"

@@ -28,6 +28,7 @@ def verbs() -> dict:
         "loader_epochs": verbs_data.loader_epochs,
         "train_epoch_watched": verbs_loop.train_epoch_watched,
         "evaluate_watched": verbs_loop.evaluate_watched,
+        "evaluate_interrupted": verbs_loop.evaluate_interrupted,
         "clip": verbs_loop.clip,
         "fit_history": verbs_loop.fit_history,
         "fit_end_to_end": verbs_loop.fit_end_to_end,

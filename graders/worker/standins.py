@@ -265,9 +265,12 @@ class SGD(_TorchOptimizer):
                 for i, b in enumerate(self._buffers) if b is not None}
 
     def load_state_dict(self, state: dict) -> None:
+        """Only what state_dict() writes: momentum_buffer.<i> for a parameter i, of its shape (torch.optim refuses
+        a state dict whose keys are not its own, and a momentum buffer of another shape fails its next step)."""
+        values = _checked_state(self, state, {"momentum_buffer": False})
         self._buffers = [None] * len(self.params)
-        for key, value in state.items():
-            self._buffers[int(str(key).rpartition(".")[2])] = torch.tensor(np.asarray(value, dtype=np.float64))
+        for (_, index), value in values.items():
+            self._buffers[index] = torch.tensor(value)
 
 
 class Adam(_TorchOptimizer):
@@ -288,8 +291,42 @@ class Adam(_TorchOptimizer):
                 for name, value in self._optimizer.state.get(tensor, {}).items()}
 
     def load_state_dict(self, state: dict) -> None:
+        """Only what state_dict() writes: step.<i>, exp_avg.<i> and exp_avg_sq.<i>, all three for a parameter i,
+        the averages of its shape (torch.optim.Adam's step needs all three, each of its parameter's shape)."""
+        values = _checked_state(self, state, {"step": True, "exp_avg": False, "exp_avg_sq": False})
+        for index in {i for _, i in values}:
+            missing = [name for name in ADAM_STATE if (name, index) not in values]
+            if missing:
+                raise KeyError(f"the optimizer's state dict holds {', '.join(ADAM_STATE)} for each parameter it "
+                               f"steps, but lacks {missing[0]}.{index}")
         self._optimizer.state.clear()
-        for key, value in state.items():
-            name, _, index = str(key).rpartition(".")
-            self._optimizer.state[self._tensors[int(index)]][name] = torch.tensor(
-                np.asarray(value, dtype=np.float64), dtype=torch.float32 if name == "step" else None)
+        for (name, index), value in values.items():
+            self._optimizer.state[self._tensors[index]][name] = torch.tensor(
+                value, dtype=torch.float32 if name == "step" else None)
+
+
+ADAM_STATE = ("step", "exp_avg", "exp_avg_sq")
+
+
+def _checked_state(optimizer: _TorchOptimizer, state, names: dict[str, bool]) -> dict[tuple[str, int], np.ndarray]:
+    """``state`` as {(name, parameter index): float64 array}, refusing what the torch optimizer would: a key other
+    than <name>.<index> for one of ``names`` (True: a 0-d count) and a parameter it has, a value of another shape,
+    a value that is not a real number."""
+    if not isinstance(state, dict):
+        raise TypeError(f"load_state_dict takes a dict, not a {type(state).__name__}")
+    own = {f"{name}.{i}": (name, i) for name in names for i in range(len(optimizer.params))}
+    values = {}
+    for key, value in state.items():
+        if key not in own:
+            raise KeyError(f"unexpected key {str(key)[:40]!r} in the optimizer's state dict: "
+                           f"{type(optimizer).__name__} keeps {', '.join(f'{n}.<i>' for n in names)}, "
+                           f"i from 0 to {len(optimizer.params) - 1}")
+        name, index = own[key]
+        array = np.asarray(value)
+        if array.dtype.kind not in "biuf":
+            raise TypeError(f"{key} holds an array of dtype {array.dtype}, expected real numbers")
+        shape = () if names[name] else optimizer.params[index].shape
+        if array.shape != shape:
+            raise ValueError(f"{key} has shape {array.shape}, expected {shape}")
+        values[(name, index)] = np.array(array, dtype=np.float64)
+    return values

@@ -193,6 +193,42 @@ def evaluate_watched(package, sizes, state, X, Y, batch_size, start_training, lo
             "grad_enabled_after": bool(module(package, "tensor").is_grad_enabled()), "params": _params(inner)}
 
 
+class _LoaderFailed(Exception):
+    """What the failing loader of evaluate_interrupted raises."""
+
+
+def _failing_loader(batches, at):
+    """The batches up to ``at``, then _LoaderFailed, as a loader whose file went missing would."""
+    yield from batches[:at]
+    raise _LoaderFailed(f"the loader failed at batch {at + 1}")
+
+
+def evaluate_interrupted(package, sizes, state, X, Y, batch_size, fail_at, probe_x, loss="mse"):
+    """evaluate on a model in training mode whose loader raises at batch ``fail_at`` (0-based); then the model's
+    output on ``probe_x``. The model adds 1 to its network's output in training mode (its forward differs between
+    the modes, as dropout makes it), so the numbers show the mode evaluate left it in."""
+    nn, tensor = module(package, "nn"), module(package, "tensor")
+    inner = _network(package, sizes, state)
+
+    class Shifted(nn.Module):
+        def __init__(self):
+            self.model = inner
+
+        def forward(self, x):
+            out = self.model(x)
+            return out + 1.0 if self.training else out
+
+    model = Shifted()
+    model.train()
+    try:
+        module(package, "train").evaluate(model, _failing_loader(_loader(package, X, Y, batch_size), fail_at),
+                                          _Loss(package, loss))
+    except Exception:  # noqa: BLE001 - the loader's failure, passed on or not: only the mode after it is asked about
+        pass
+    with tensor.no_grad():
+        return {"out": claim(model(tensor.Tensor(probe_x)).data)}
+
+
 def clip(package, grads, max_norm):
     """clip_grad_norm over parameters holding ``grads`` (None: no grad); the grads after, and
     whether each parameter still holds the very array it had (scaled in place)."""
@@ -336,6 +372,7 @@ def fit_resume(package, sizes, state, fresh_state, X, Y, val, batch_size, lr, mo
         saved = np.load(path, allow_pickle=False)
         if isinstance(saved, np.lib.npyio.NpzFile):
             files["loads"] = f"an npz archive of {len(saved.files)} arrays"
+            files["members"] = [str(name)[:60] for name in saved.files[:40]]
             saved.close()
         else:
             files["loads"] = "a single array"
@@ -343,5 +380,93 @@ def fit_resume(package, sizes, state, fresh_state, X, Y, val, batch_size, lr, mo
         files["load_error"] = f"{type(error).__name__}: {str(error)[:200]}"
     resumed = _fit(package, sizes, fresh_state, X, Y, batch_size, lr, momentum, epochs, val=val, checkpoint=path,
                    loss=loss)
+    answer = {"whole": whole, "cut": cut, "files": files, "resumed": resumed}
+    answer.update(_save_dies(package, sizes, fresh_state, lr, momentum, path, epochs))
+    answer["died_in_epoch"] = _fit_dies(args, path, epochs, first, loss)
+    for near in os.listdir(folder):  # with any temporary file the save that died left
+        if near.startswith(name) and not os.path.isdir(os.path.join(folder, near)):
+            _remove(os.path.join(folder, near))
+    return answer
+
+
+class _DyingLoader:
+    """The batches again at each pass, until pass ``dies_at`` (0-based), which raises _LoaderFailed."""
+
+    def __init__(self, batches, dies_at):
+        self.batches, self.dies_at, self.passes = batches, dies_at, 0
+
+    def __len__(self):
+        return len(self.batches)
+
+    def __iter__(self):
+        self.passes += 1
+        if self.passes > self.dies_at:
+            raise _LoaderFailed(f"the loader failed in epoch {self.passes}")
+        return iter(self.batches)
+
+
+def _fit_dies(args, path, epochs, first, loss):
+    """fit of ``epochs`` with ``checkpoint=path`` whose loader fails in epoch ``first`` + 1; then what
+    _load_checkpoint reads from the file it left (its epoch count), or that it left none."""
+    package, sizes, state, X, Y, batch_size, lr, momentum = args
     _remove(path, path + ".npz")
-    return {"whole": whole, "cut": cut, "files": files, "resumed": resumed}
+    train, optim = module(package, "train"), module(package, "optim")
+    model = _network(package, sizes, state)
+    loader = _DyingLoader(_loader(package, X, Y, batch_size), first)
+    try:
+        with _judged_epochs(package):
+            train.fit(model, loader, optim.SGD(model.parameters(), lr=lr, momentum=momentum), _Loss(package, loss),
+                      epochs, checkpoint=path)
+    except Exception:  # noqa: BLE001 - the loader's failure, passed on or not: what fit saved is the question
+        pass
+    if not os.path.isfile(path) or not callable(getattr(train, "_load_checkpoint", None)):
+        return {"saved": os.path.isfile(path)}
+    model = _network(package, sizes, state)
+    try:
+        loaded = train._load_checkpoint(path, model, optim.SGD(model.parameters(), lr=lr, momentum=momentum))
+    except Exception as error:  # noqa: BLE001 - what it raised is the answer
+        return {"saved": True, "error": f"{type(error).__name__}: {str(error)[:200]}"}
+    return {"saved": True, "epoch": claim(loaded[0] if isinstance(loaded, (tuple, list)) and loaded else None)}
+
+
+class _SaveDied(Exception):
+    """What the array of a save that dies midway raises when numpy reads it."""
+
+
+class _Unwritable:
+    """An optimizer state entry that numpy cannot read: a save dies when it comes to write it."""
+
+    def __array__(self, *args, **kwargs):
+        raise _SaveDied("the run died while the checkpoint was being written")
+
+
+def _save_dies(package, sizes, state, lr, momentum, path, epochs):
+    """A _save_checkpoint over the checkpoint of ``epochs`` that dies while it writes (the optimizer's state holds
+    an array numpy cannot read); then whether the file at path still loads, and what _load_checkpoint returns
+    from it (the epoch count, as it is: its type is asked about)."""
+    train = module(package, "train")
+    model = _network(package, sizes, state)
+    optimizer = module(package, "optim").SGD(model.parameters(), lr=lr, momentum=momentum)
+    dying = module(package, "optim").SGD(model.parameters(), lr=lr, momentum=momentum)
+    dying.state_dict = lambda: {"momentum_buffer.0": _Unwritable()}
+    try:
+        train._save_checkpoint(path, model, dying, epochs + 1, {"train_loss": [0.0] * (epochs + 1),
+                                                                "val_loss": [0.0] * (epochs + 1)})
+    except Exception:  # noqa: BLE001 - the save is meant to die; what it left is the question
+        pass
+    after = {}
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            after["loads"] = f"an npz archive of {len(saved.files)} arrays"
+    except Exception as error:  # noqa: BLE001 - what np.load said is the answer
+        after["load_error"] = f"{type(error).__name__}: {str(error)[:200]}"
+        return {"after_died": after}
+    if not callable(getattr(train, "_load_checkpoint", None)):
+        return {"after_died": after}
+    try:
+        loaded = train._load_checkpoint(path, model, optimizer)
+    except Exception as error:  # noqa: BLE001 - it loaded this path's checkpoint before the save died
+        after["loader_error"] = f"{type(error).__name__}: {str(error)[:200]}"
+        return {"after_died": after}
+    epoch = loaded[0] if isinstance(loaded, (tuple, list)) and len(loaded) == 2 else None
+    return {"after_died": after, "loaded": {"type": type(loaded).__name__, "epoch": claim(epoch)}}

@@ -67,6 +67,7 @@ def optimizer_run(package, kind, hyper, start, grads, save_after=None, zero_grad
             if "error" in saved:
                 answer["state_error"] = saved
                 return answer
+            answer["state_keys"] = [str(key)[:40] for key in list(saved["state"])[:20]]
             optimizer = _optimizer(package, kind, hyper, params)
             optimizer.load_state_dict(saved["state"])
         for p, g in zip(params, step):

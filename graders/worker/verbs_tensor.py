@@ -159,8 +159,10 @@ def _attempt(package_dirs, scenario):
         return {"raised": describe_exception(error, package_dirs)}
 
 
-def engine_errors(package, x):
-    """Backward's error cases and seeding, each as returned-or-raised."""
+def engine_errors(package, x, given, later, dtypes):
+    """Backward's error cases and seeding, each as returned-or-raised. ``given`` is a grad handed to backward()
+    and ``later`` what the judge writes into that very array after the call (a stored .grad must not follow);
+    ``dtypes`` name the dtypes ``given`` is handed over in."""
     T = module(package, "tensor")
 
     def node(parents):
@@ -208,13 +210,43 @@ def engine_errors(package, x):
         scenario.__name__ = name
         return scenario
 
-    given = [1.0, -2.0, 0.5]
+    def leaf_root():
+        leaf = T.Tensor(np.array(x[0]), requires_grad=True)
+        leaf.backward()  # a leaf that requires grad is its own output: PyTorch gives it the grad 1
+        return claim(leaf.grad)
+
+    def leaf_root_given():
+        leaf, seed = T.Tensor(x, requires_grad=True), np.array(given, dtype=np.float64)
+        leaf.backward(seed)
+        seed[...] = later
+        return claim(leaf.grad)
+
+    def shared_upstream():
+        # a coefficient of 1 hands the given grad itself to both leaves; then the given array changes, and one
+        # leaf's grad is scaled in place, as clip_grad_norm does
+        a, b, seed = T.Tensor(x, requires_grad=True), T.Tensor(x, requires_grad=True), np.array(given)
+        _linear_node(T, [a, b], [1.0, 1.0]).backward(seed)
+        seed[...] = later
+        if isinstance(a.grad, np.ndarray):
+            a.grad *= 0.5
+        return [claim(a.grad), claim(b.grad)]
+
+    def given_in(dtype):
+        def scenario():
+            leaf = T.Tensor(x, requires_grad=True)
+            # 1*x + 1*x + 3*x: a grad kept in its own dtype is added and multiplied in that dtype
+            _linear_node(T, [leaf, leaf, leaf], [1.0, 1.0, 3.0]).backward(np.asarray(given).astype(dtype))
+            return claim(leaf.grad)
+        scenario.__name__ = f"grad_in_{dtype}"
+        return scenario
+
     scenarios = [no_grad_root, implicit_nonscalar, one_element, frozen_leaf, accumulate, zero_d_leaf,
-                 given_as("grad_as_tensor", lambda: T.Tensor(np.array(given))),
-                 given_as("grad_as_list", lambda: list(given)),
+                 given_as("grad_as_tensor", lambda: T.Tensor(np.array([1.0, -2.0, 0.5]))),
+                 given_as("grad_as_list", lambda: [1.0, -2.0, 0.5]),
                  # a coefficient of 1 hands the given grad on as it is: integers stay integers unless converted
                  given_as("grad_as_ints", lambda: np.array([2, -1, 3]), coef=1.0),
-                 *(wrong_shape_grad(shape) for shape in (x.shape + (2,), (1,), (), x.shape + (1,)))]
+                 *(wrong_shape_grad(shape) for shape in (x.shape + (2,), (1,), (), x.shape + (1,))),
+                 leaf_root, leaf_root_given, shared_upstream, *(given_in(dtype) for dtype in dtypes)]
     return {s.__name__: _attempt((Serving.package_root,), s) for s in scenarios}
 
 

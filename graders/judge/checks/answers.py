@@ -68,6 +68,7 @@ class OptimizerRun:
     in_place: list[list[object]]
     grads: list[Claim] | None = None
     state_error: StateError | None = None
+    state_keys: list[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -133,14 +134,50 @@ class Files:
     near: list[str]
     loads: str | None = None
     load_error: str | None = None
+    members: list[str] | None = None
+
+
+@dataclass(frozen=True)
+class AfterDied:
+    """Whether np.load, then _load_checkpoint, still read the checkpoint after a save over it died."""
+    loads: str | None = None
+    load_error: str | None = None
+    loader_error: str | None = None
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """What _load_checkpoint returned: its type, and the epoch count if it was a pair."""
+    type: str
+    epoch: Claim
+
+
+@dataclass(frozen=True)
+class DiedInEpoch:
+    """What a checkpointed fit whose loader failed partway left: whether a file, and the epoch count
+    _load_checkpoint read from it (or what it raised)."""
+    saved: bool
+    epoch: Claim | None = None
+    error: str | None = None
 
 
 @dataclass(frozen=True)
 class FitResume:
+    """The three fits; then, after a save that died over the last checkpoint, whether that file still loads, and
+    what _load_checkpoint returned from it (absent where it is missing)."""
     whole: Fit
     cut: Fit
     files: Files
     resumed: Fit
+    after_died: AfterDied | None = None
+    loaded: Loaded | None = None
+    died_in_epoch: DiedInEpoch | None = None
+
+
+@dataclass(frozen=True)
+class Interrupted:
+    """The model's output after evaluate's loader raised."""
+    out: Claim
 
 
 @dataclass(frozen=True)
@@ -159,6 +196,7 @@ OF_VERB: dict[str, type | None] = {
     "loader_epochs": LoaderEpochs,
     "train_epoch_watched": TrainEpoch,
     "evaluate_watched": Evaluate,
+    "evaluate_interrupted": Interrupted,
     "clip": Clip,
     "fit_history": Fit,
     "fit_end_to_end": FitEndToEnd,

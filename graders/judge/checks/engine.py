@@ -136,7 +136,8 @@ def topological_order(ctx: Context) -> None:
 
 def seeding_accumulation_errors(ctx: Context) -> None:
     x = np.array([0.5, -1.0, 2.0])
-    scenarios = ctx.ask("engine_errors", "probing backward()'s seeding and errors", package="sub_tensor", x=x)
+    scenarios = ctx.ask("engine_errors", "probing backward()'s seeding and errors", package="sub_tensor", x=x,
+                        given=GIVEN, later=LATER, dtypes=list(GIVEN_DTYPES))
     raising = [("no_grad_root", "RuntimeError", "backward() on a one-element tensor that does not require grad"),
                ("implicit_nonscalar", "RuntimeError", "backward() with no grad on an output of shape (3,)")]
     raising += [(f"wrong_shape_grad{shape}", "ValueError",
@@ -175,6 +176,29 @@ def seeding_accumulation_errors(ctx: Context) -> None:
     ctx.forall(graphs(frozen=True).flatmap(lambda g: st.tuples(st.just(g), st.integers(1, 3))),
                lambda drawn: check_graph(ctx, *drawn[0], builds=drawn[1], hint=msg.HINT_ACCUMULATE), examples=60)
     check_scenarios(ctx, scenarios, forms, strict=True)
+    check_scenarios(ctx, scenarios, owned_grads(), strict=True, hint_on_raise=True)
+
+
+# The grad handed to backward() in the scenarios below, what the judge then writes into that very array, and the
+# dtypes it is handed over in: 0.1 and 1.7 round in float16 and float32, and bool makes 1 + 1 a logical or.
+GIVEN = np.array([0.1, -2.0, 1.7])
+LATER = np.array([7.0, 7.0, -7.0])
+GIVEN_DTYPES = ("float16", "float32", "int64", "bool")
+
+
+def owned_grads():
+    """Scenarios of a leaf's .grad as its own float64 array: a leaf as the output, the caller's array changed after
+    backward(g), one upstream array reaching two leaves, and grads given in other dtypes (their values the judge's,
+    converted exactly to float64)."""
+    given, later = f"np.array({GIVEN.tolist()})", LATER.tolist()
+    yield ("leaf_root", "x.backward() on a 0-d leaf x that requires grad", [np.array(1.0)], msg.HINT_LEAF_ROOT)
+    yield ("leaf_root_given", f"x.backward(g) on a leaf x, g = {given}, then g[...] = {later}", [GIVEN],
+           msg.HINT_GRAD_COPY)
+    yield ("shared_upstream", f"(1*a + 1*b).backward(g), g = {given}, then g[...] = {later} and a.grad *= 0.5",
+           [0.5 * GIVEN, GIVEN], msg.HINT_GRAD_COPY)
+    for dtype in GIVEN_DTYPES:
+        yield (f"grad_in_{dtype}", f"(1*x + 1*x + 3*x).backward({given}.astype({dtype!r}))",
+               [5.0 * GIVEN.astype(dtype).astype(np.float64)], msg.HINT_GRAD_DTYPE)
 
 
 def scenario(ctx: Context, scenarios: dict, name: str, doing: str):
@@ -184,12 +208,14 @@ def scenario(ctx: Context, scenarios: dict, name: str, doing: str):
     return scenarios[name]
 
 
-def check_scenarios(ctx: Context, scenarios: dict, expectations, *, strict: bool = False) -> None:
-    """Each scenario's leaf grads against the chain rule by hand; ``strict``: a 0-d grad must be an ndarray."""
+def check_scenarios(ctx: Context, scenarios: dict, expectations, *, strict: bool = False,
+                    hint_on_raise: bool = False) -> None:
+    """Each scenario's leaf grads against the chain rule by hand; ``strict``: a 0-d grad must be an ndarray;
+    ``hint_on_raise``: a scenario that raised says its hint too."""
     for name, doing, expected, hint in expectations:
         outcome = scenario(ctx, scenarios, name, doing)
         if not outcome.did_return:
-            raise ctx.student_error(outcome.raised, doing)
+            raise ctx.student_error(outcome.raised, doing, hint if hint_on_raise else None)
         claims = outcome.returned if isinstance(outcome.returned, list) else [outcome.returned]
         if not all(isinstance(claim, dict) for claim in claims):
             raise ctx.incomplete(doing)

@@ -259,6 +259,36 @@ def evaluate(ctx: Context) -> None:
                           # MSE cannot tell loss_fn(prediction, target) from the reverse
                           (Setup(n=12, batch_size=4, loss="weighted"), (False,))):
         check_evaluate(ctx, setup, starts)
+    check_interrupted(ctx)
+
+
+def network_output(state: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
+    """The judge's own forward of a Setup's Sequential(Linear, ReLU, ..., Linear) with ``state``, in numpy."""
+    weights = list(state.values())
+    for i in range(0, len(weights), 2):
+        x = (np.maximum(x, 0.0) if i else x) @ weights[i] + weights[i + 1]
+    return x
+
+
+INTERRUPTED_SETUP = Setup(n=11, batch_size=4)  # 3 batches
+INTERRUPTED_AT = 2  # the loader raises in place of the third batch
+INTERRUPTED_PROBE = np.array([[0.5, -1.0], [1.5, 0.25]])
+
+
+def check_interrupted(ctx: Context) -> None:
+    """evaluate whose loader raises partway must leave the model as it found it (training mode): the judge reads
+    the model's output afterwards, which in training mode is its network's plus 1."""
+    setup, at = INTERRUPTED_SETUP, INTERRUPTED_AT
+    args = {k: v for k, v in setup.args().items() if k not in ("lr", "momentum")}
+    answer = ctx.ask("evaluate_interrupted", msg.EVAL_INTERRUPTED_DOING.format(at=at + 1), **args, fail_at=at,
+                     probe_x=INTERRUPTED_PROBE)
+    expected = network_output(setup.state(), INTERRUPTED_PROBE) + 1.0
+    what = "output of the model after evaluate's loader raised"
+    yours = ctx.array(answer.out, expected.shape, what)
+    hint = msg.HINT_RESTORE_ON_ERROR if np.allclose(yours, expected - 1.0, **MATCH) else msg.HINT_RESTORE_MODE
+    ctx.compare(yours, expected, what, source=msg.EVAL_INTERRUPTED_SOURCE, hint=hint, tol=TOL,
+                inputs=setup.lines()[:1] + [msg.EVAL_INTERRUPTED_SETUP.format(
+                    at=at + 1, batches=setup.batches, x=msg.array_text(INTERRUPTED_PROBE))])
 
 
 def check_evaluate(ctx: Context, setup: Setup, starts: tuple[bool, ...]) -> None:
@@ -510,6 +540,81 @@ def check_resume(ctx: Context, path: str) -> None:
     for key in ("train_loss", "val_loss"):
         ctx.compare(resumed[key], expected[key], f'history["{key}"] of the resumed run', inputs=inputs,
                     source=source, hint=msg.HINT_CKPT_HISTORY, tol=TOL)
+    check_save_died(ctx, answer, path, epochs)
+    check_died_in_epoch(ctx, answer.died_in_epoch, path, epochs, first)
+    check_members(ctx, files.members, path, setup)
+
+
+def check_members(ctx: Context, members: list[str] | None, path: str, setup: Setup) -> None:
+    """The checkpoint holds the model's and the optimizer's state dicts under the docstring's prefixes, so any
+    loader of the format reads it: model.<name> for each model entry, optim.<key> for each momentum buffer."""
+    if members is None:
+        return
+    wanted = [f"model.{name}" for name in setup.state()]
+    if setup.momentum:
+        wanted += [f"optim.momentum_buffer.{i}" for i in range(len(setup.state()))]
+    missing = [name for name in wanted if name not in members]
+    if missing:
+        raise CheckFailed(msg.CKPT_PREFIXES.format(path=path, members=sorted(members)[:8], missing=missing[:4],
+                                                   **msg.header(ctx.task)))
+
+
+def check_died_in_epoch(ctx: Context, died, path: str, epochs: int, first: int) -> None:
+    """A fit whose loader fails in epoch ``first`` + 1 must leave the checkpoint of the ``first`` epochs done: fit
+    saves after every epoch."""
+    if died is None:
+        return
+    header = msg.header(ctx.task, path=path, epochs=epochs, died=first + 1)
+    if not died.saved:
+        raise CheckFailed(msg.CKPT_EVERY_EPOCH.format(left=msg.CKPT_LEFT_NONE, **header))
+    if died.error is not None:
+        raise CheckFailed(msg.CKPT_EVERY_EPOCH.format(left=msg.CKPT_LEFT_UNREADABLE.format(error=died.error),
+                                                      **header))
+    claim = died.epoch or {}
+    value = claim.get("value") if claim.get("kind") == "number" else None
+    if claim.get("kind") in ("ndarray", "numpy scalar") and np.size(claim.get("array")) == 1:
+        value = np.asarray(claim["array"]).item()
+    if value is not None and value != first:
+        raise CheckFailed(msg.CKPT_EVERY_EPOCH.format(left=msg.CKPT_LEFT_COUNT.format(got=value, first=first),
+                                                      **header))
+
+
+def check_save_died(ctx: Context, answer, path: str, epochs: int) -> None:
+    """After a save of epoch ``epochs`` + 1 that died while it wrote over the checkpoint of ``epochs``, the file must
+    still be that checkpoint (np.load reads it, _load_checkpoint finds ``epochs`` in it), and _load_checkpoint must
+    return the count as an int (its contract: tuple[int, dict])."""
+    header = msg.header(ctx.task, path=path)
+    died = answer.after_died
+    for error, text in ((died and died.load_error, msg.CKPT_UNREADABLE_AFTER),
+                        (died and died.loader_error, msg.CKPT_LOAD_FAILS_AFTER)):
+        if error is not None:
+            raise CheckFailed(msg.CKPT_HALF_WRITTEN.format(what=text.format(error=error), **header))
+    loaded = answer.loaded
+    if loaded is None:
+        return
+    what = "what _load_checkpoint returned"
+    if loaded.epoch.get("type") == "NoneType" and loaded.type not in ("tuple", "list"):
+        ctx.fail(what, f"a {loaded.type}", msg.CKPT_LOADED_PAIR)
+    epoch = loaded.epoch
+    value = epoch.get("value") if epoch.get("kind") == "number" else None
+    if epoch.get("kind") in ("ndarray", "numpy scalar") and np.size(epoch.get("array")) == 1:
+        value = np.asarray(epoch["array"]).item()
+    if value == epochs + 1:
+        raise CheckFailed(msg.CKPT_HALF_WRITTEN.format(what=msg.CKPT_OVERWRITTEN.format(
+            epochs=epochs, died=epochs + 1), **header))
+    if not (epoch.get("kind") == "number" and epoch.get("type") == "int" and value == epochs):
+        ctx.fail("the epoch count _load_checkpoint returned", _kind_text(epoch) if value is None or
+                 epoch.get("type") != "int" else repr(value), msg.CKPT_EPOCH_INT.format(epochs=epochs),
+                 hint=msg.HINT_CKPT_EPOCH_INT)
+
+
+def _kind_text(claim: dict) -> str:
+    """A claim's kind in words: 'a 0-d ndarray', 'a numpy int64', 'a float'."""
+    if claim.get("kind") == "ndarray":
+        return f"a {np.ndim(claim.get('array'))}-d ndarray"
+    if claim.get("kind") == "numpy scalar":
+        return f"a numpy {claim.get('type')}"
+    return f"a {claim.get('type')}"
 
 
 def checkpoint(ctx: Context) -> None:

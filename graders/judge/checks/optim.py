@@ -8,6 +8,7 @@ with one classic mistake at a time names the mistake it matches.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -177,6 +178,25 @@ def check_run(ctx: Context, run: Run, hint: str) -> None:
             zeros = claim.get("kind") == "ndarray" and not np.any(claim["array"])
             raise CheckFailed(msg.OPTIM_GRAD_NOT_NONE.format(
                 index=i, got=msg.OPTIM_ZEROS if zeros else f"a {claim.get('type')}", **head))
+    if answer.state_keys is not None:
+        check_state_keys(ctx, run, answer.state_keys)
+
+
+STATE_KEY = re.compile(r"[A-Za-z_]\w*\.(\d+)")
+
+
+def check_state_keys(ctx: Context, run: Run, keys: list[str]) -> None:
+    """The state dict's keys as optim.py's docstrings name them: "<name>.<index of the parameter>", and SGD's
+    momentum buffers momentum_buffer.<i> for each parameter stepped, so a checkpoint reads the same in any
+    optimizer of its kind."""
+    stepped = [i for i in range(len(run.start)) if any(step[i] is not None for step in run.grads[:run.save_after])]
+    wanted = [f"momentum_buffer.{i}" for i in stepped] if run.kind == "SGD" and run.hyper.get("momentum") else []
+    odd = [key for key in keys if not ((m := STATE_KEY.fullmatch(key)) and int(m[1]) < len(run.start))]
+    missing = [key for key in wanted if key not in keys]
+    if odd or missing:
+        expected = msg.OPTIM_KEYS_SGD.format(keys=wanted) if wanted else msg.OPTIM_KEYS_ANY.format(n=len(run.start))
+        ctx.fail(msg.OPTIM_KEYS_WHAT.format(call=run.call, step=run.save_after),
+                 msg.OPTIM_KEYS_GOT.format(keys=sorted(keys)[:6]), expected, hint=msg.HINT_OPTIM_KEYS)
 
 
 # ----- the friendly fixed point and the drawn runs -----
