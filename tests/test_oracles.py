@@ -191,35 +191,37 @@ def test_a_run_past_the_helpers_memory_fails_as_the_askers_and_the_helper_goes_o
     assert math.isfinite(large_helper.ask("evaluate", small, time.monotonic() + 30))
 
 
-@pytest.mark.slow
-def test_a_helper_past_the_deadline_is_killed():
+@pytest.fixture
+def busy():
+    """A helper allowed far more than the checks' sizes, and the arguments of an epoch that keeps it busy for
+    seconds (a 1-4096-1 network on 20,000 rows); the helper is stopped after the test."""
     helper = oracles.Helper(oracles.Caps(layers=2, units=4096, rows=100_000))
     try:
         assert helper.wait_ready(oracles.READY_TIMEOUT)
-        args = oracles.check_train_epoch(epoch_args(network(1, 4096, 1), batches(20_000, 1)), helper.caps)
-        start = time.monotonic()
-        with pytest.raises(oracles.Failed, match="did not finish within the request's deadline") as failed:
-            helper.ask("train_epoch", args, time.monotonic() + 0.5)
-        assert failed.value.timed_out and time.monotonic() - start < 5
-        assert not helper.running()
+        yield helper, oracles.check_train_epoch(epoch_args(network(1, 4096, 1), batches(20_000, 1)), helper.caps)
     finally:
         helper.stop()
 
 
 @pytest.mark.slow
-def test_a_helper_that_dies_mid_request_fails_it_as_stopped():
-    helper = oracles.Helper(oracles.Caps(layers=2, units=4096, rows=100_000))
-    try:
-        assert helper.wait_ready(oracles.READY_TIMEOUT)
-        args = oracles.check_train_epoch(epoch_args(network(1, 4096, 1), batches(20_000, 1)), helper.caps)
-        killer = threading.Timer(0.5, os.kill, (helper.process.pid, signal.SIGKILL))
-        killer.start()
-        with pytest.raises(oracles.Failed, match=r"stopped before answering \(status -9\)") as failed:
-            helper.ask("train_epoch", args, time.monotonic() + 30)
-        killer.join()
-        assert not failed.value.timed_out and not helper.running()
-    finally:
-        helper.stop()
+def test_a_helper_past_the_deadline_is_killed(busy):
+    helper, args = busy
+    start = time.monotonic()
+    with pytest.raises(oracles.Failed, match="did not finish within the request's deadline") as failed:
+        helper.ask("train_epoch", args, time.monotonic() + 0.5)
+    assert failed.value.timed_out and time.monotonic() - start < 5
+    assert not helper.running()
+
+
+@pytest.mark.slow
+def test_a_helper_that_dies_mid_request_fails_it_as_stopped(busy):
+    helper, args = busy
+    killer = threading.Timer(0.5, os.kill, (helper.process.pid, signal.SIGKILL))
+    killer.start()
+    with pytest.raises(oracles.Failed, match=r"stopped before answering \(status -9\)") as failed:
+        helper.ask("train_epoch", args, time.monotonic() + 30)
+    killer.join()
+    assert not failed.value.timed_out and not helper.running()
 
 
 @pytest.mark.slow
