@@ -37,7 +37,11 @@ def open_fds() -> int:
 
 
 def load_entries(isolation: str):
-    return [e for e in HOSTILE if e.load and isolation not in e.holes][:20]
+    """The first 20 entries cheap enough to grade back to back in this process: not those with a hole here, nor
+    (under process limits) those graded only in a world of the test's making (``Hostile.world``), whose outcome
+    here would depend on what copies of the repository other users keep on the machine."""
+    return [e for e in HOSTILE if e.load and isolation not in e.holes
+            and not (e.world and isolation == "limits")][:20]
 
 
 @pytest.mark.parametrize("isolation", ISOLATIONS)
