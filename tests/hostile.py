@@ -731,7 +731,8 @@ def _probe():
         own = ["unreadable"]
     try:
         words = open("/proc/self/cmdline", "rb").read().decode(errors="replace").split("\\0")
-        command = sorted(w[:40] for w in words if any(t in w for t in ("zygote", "serve_forks", "agl-", "/tmp")))
+        # After the interpreter (wherever it is installed): nothing of a fork server or a judge's folders.
+        command = sorted(w[:40] for w in words[1:] if any(t in w for t in ("zygote", "serve_forks", "agl-", "@REPO@")))
     except OSError:
         command = ["unreadable"]
     found = {}
