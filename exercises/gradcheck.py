@@ -66,6 +66,8 @@ def gradcheck(make: Callable, *arrays, eps: float = 1e-6, rtol: float = 1e-5, at
         if np.any(error > allowed):
             entry = np.unravel_index(np.argmax(error - allowed), error.shape)
             raise AssertionError(f"input {index}, entry {tuple(int(i) for i in entry)}: your rule gives "
-                                 f"{yours[entry]:.8g}, central differences {numeric[entry]:.8g}")
+                                 f"{yours[entry]:.8g}, central differences give {numeric[entry]:.8g} (both are "
+                                 f"d sum(g * out) / d input, where g, the upstream gradient, is random: seed {seed}, "
+                                 f"shape {g.shape})")
         worst = max(worst, float(error.max(initial=0.0)))
     return worst
