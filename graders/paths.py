@@ -19,10 +19,10 @@ EXERCISES = REPO / "exercises"
 GIVEN = HERE / "given" if (HERE / "given").is_dir() else EXERCISES
 WORKER = HERE / "worker"  # the untrusted side, copied into every grade's runtime folder
 TEMPLATES = HERE / "templates"  # workflow, cluster and Gradescope templates
-# The modules generated from solutions/ (stubs where graded, as they are where given): a submission's, in the
-# contract's order, then the lesson and the gradient check that are given extra.
 # The examples cache (graders/judge/examples_cache.py): the grader's draws and expected values, the instructor's.
 CACHE_ENV, CACHE_OFF = "AUTOGRAD_LAB_CACHE", ("off", "0", "none", "no")
+# The modules generated from solutions/ (stubs where graded, as they are where given): a submission's, in the
+# contract's order, then the lesson and the gradient check that are given extra.
 GIVEN_MODULES = ("__init__", "tensor", "nn", "optim", "data", "train", "torch_loop", "lesson", "gradcheck")
 
 

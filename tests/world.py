@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import sys
 from pathlib import Path
 
 from graders import paths
@@ -32,8 +31,7 @@ def works() -> bool:
 def needed(*extra: Path) -> list[str]:
     """What a grade needs of the real machine: the checkout, the interpreter, the examples cache, and ``extra``."""
     cache = examples_cache.folder()
-    kept = [str(paths.REPO), *bubblewrap.interpreter_paths(), os.path.dirname(os.path.realpath(sys.executable)),
-            *(str(p) for p in extra)]
+    kept = [str(paths.REPO), *bubblewrap.interpreter_paths(), *(str(p) for p in extra)]
     if cache is not None:
         kept.append(str(cache))
     return [os.path.realpath(p) for p in kept if os.path.exists(p)]

@@ -131,10 +131,7 @@ def bubblewrap_command(folder: Path, connection_fd: int, command: list[str], uid
             "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--clearenv", "--proc", "/proc", "--dev", "/dev",
             "--size", str(TMP_BYTES), "--perms", "1777", "--tmpfs", "/tmp"]
     argv += bubblewrap.interpreter_args()
-    bound = bubblewrap.interpreter_paths()
-    for path in hidden(folder):  # the graders or a checkout inside the interpreter's folders
-        if any(path.startswith(b + os.sep) for b in bound):
-            argv += ["--size", "4096", "--perms", "0555", "--tmpfs", path]
+    argv += bubblewrap.covers(hidden(folder))  # the graders or a checkout inside the interpreter's folders
     argv += ["--bind", ipc, ipc]  # its sockets: the one way in or out
     own = os.path.realpath(folder)
     # The notebook's folder is a private tmpfs holding copies of its files, readable whatever their modes:
@@ -148,10 +145,9 @@ def bubblewrap_command(folder: Path, connection_fd: int, command: list[str], uid
     return [*argv, "--", *command] if uid is None else [*argv, *bubblewrap.as_uid_inside(command, uid)]
 
 
-def jailed_command(folder: Path, connection_file: str, command: list[str]) -> tuple[list[str], str]:
-    """The bubblewrap command that runs the kernel ``command`` in its jail as ``nobody``, and the sockets' folder.
-    The connection file goes in as an in-memory copy (a memfd bubblewrap reads: never written to disk outside the
-    jail)."""
+def jailed_command(folder: Path, connection_file: str, command: list[str]) -> list[str]:
+    """The bubblewrap command that runs the kernel ``command`` in its jail as ``nobody``. The connection file goes
+    in as an in-memory copy (a memfd bubblewrap reads: never written to disk outside the jail)."""
     data = Path(connection_file).read_bytes()
     ipc = ipc_of(json.loads(data))
     fd = os.memfd_create("kernel.json", 0)
@@ -159,7 +155,7 @@ def jailed_command(folder: Path, connection_file: str, command: list[str]) -> tu
     os.write(fd, data)
     os.lseek(fd, 0, os.SEEK_SET)
     inside = [arg if arg != connection_file else "/tmp/kernel.json" for arg in command]
-    return bubblewrap_command(folder, fd, inside, kernel_uid(), ipc), ipc
+    return bubblewrap_command(folder, fd, inside, kernel_uid(), ipc)
 
 
 def refusal() -> tuple[str, str] | None:
@@ -216,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         refuse(connection_file)
         return 0
     try:
-        command, _ = jailed_command(args.folder, connection_file, args.command)
+        command = jailed_command(args.folder, connection_file, args.command)
     except ValueError as error:
         print(error, file=sys.stderr)
         return 2

@@ -17,11 +17,11 @@ around nbgrader's ``Execute`` in ``Autograde.autograde_preprocessors``, and runs
   whatever the kernel printed; ``SaveAutoGrades`` records those points. The setup cell (0 points) is left as
   the kernel ran it;
 - ``JailedKernelManager`` starts the kernel through ``graders.integrations.kernel_jail``, on zmq ``ipc`` sockets in a
-  fresh folder of its own: as root, as ``nobody`` with no network, seeing the interpreter, its sockets, a private
-  /tmp and a private copy of its notebook's folder (under bubblewrap nothing else; without it, the homes, the
-  examples cache, the course and the checkout covered); not as root, no kernel runs the notebook at all (a kernel
-  that runs nothing answers, and says why). What the notebook runs, the visible checks and any cell a student
-  added, can change only that student's own outputs, and those no longer decide a score.
+  fresh folder of its own: as root, with bubblewrap, as ``nobody`` with no network, seeing the interpreter, its
+  sockets, a private /tmp and a private copy of its notebook's folder, and nothing else; not as root, or without
+  bubblewrap, no kernel runs the notebook at all (a kernel that runs nothing answers, and says why). What the
+  notebook runs, the visible checks and any cell a student added, can change only that student's own outputs,
+  and those no longer decide a score.
 """
 
 from __future__ import annotations
@@ -326,7 +326,8 @@ class JailedKernelManager(AsyncKernelManager):
     """The kernel nbgrader starts, run through ``graders.integrations.kernel_jail`` in the notebook's own folder,
     on zmq's ``ipc`` transport: its sockets are files in a fresh folder of its own (``kernel_jail.ipc_folder``),
     the only thing it shares with nbgrader, since its jail has no network. Where no jail can hold it (nbgrader not
-    run as root), the jail serves a kernel that runs nothing, and the log says why; the judge's scores stand."""
+    run as root, or no bubblewrap), the jail serves a kernel that runs nothing, and the log says why; the judge's
+    scores stand."""
 
     _ipc: str | None = None
 

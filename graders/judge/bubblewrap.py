@@ -72,13 +72,21 @@ def autodiff_folders() -> tuple[str, ...]:
 
 @functools.cache
 def _hidden(block_autodiff: bool) -> tuple[str, ...]:
-    """Folders under the bound interpreter paths that the worker must not see: the judge's packages where
-    installed beside the interpreter (not an editable checkout), and the autodiff libraries for the numpy tasks."""
-    bound = interpreter_paths()
+    """Folders that the worker must not see: the judge's packages (they matter where installed beside the
+    interpreter, not in an editable checkout), and the autodiff libraries for the numpy tasks."""
     folders = [str(p) for p in (paths.SOLUTIONS, paths.EXERCISES, paths.HERE) if p.is_dir()]
-    if block_autodiff:
-        folders += autodiff_folders()
-    return tuple(f for f in folders if any(f == b or f.startswith(b + os.sep) for b in bound))
+    return tuple(folders + list(autodiff_folders()) if block_autodiff else folders)
+
+
+def covers(folders) -> list[str]:
+    """bubblewrap's arguments that cover each of ``folders`` lying inside the bound interpreter paths (the only
+    ones there is anything to cover in) by an empty read-only folder."""
+    bound = interpreter_paths()
+    argv = []
+    for folder in folders:
+        if any(folder == b or folder.startswith(b + os.sep) for b in bound):
+            argv += ["--size", "4096", "--perms", "0555", "--tmpfs", folder]
+    return argv
 
 
 def command(layout: Layout, packages: tuple[str, ...], block_autodiff: bool) -> list[str]:
@@ -89,8 +97,7 @@ def command(layout: Layout, packages: tuple[str, ...], block_autodiff: bool) -> 
     for device in sorted(glob.glob("/dev/nvidia*")):  # the GPU, where there is one (task 6.2)
         argv += ["--dev-bind-try", device, device]
     argv += interpreter_args()
-    for folder in _hidden(block_autodiff):
-        argv += ["--size", "4096", "--perms", "0555", "--tmpfs", folder]
+    argv += covers(_hidden(block_autodiff))
     argv += ["--perms", "0755", "--dir", str(SANDBOX), "--perms", "0755", "--dir", str(SANDBOX / "pkgs"),
              "--ro-bind", str(layout.runtime), str(SANDBOX / "runtime")]
     for name in packages:

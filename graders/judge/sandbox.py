@@ -239,6 +239,12 @@ def folders_to_cover(extra, keep: list[str]) -> list[str]:
     checkout = sorted(p for p in paths.REPO.iterdir() if p.is_dir()) if paths.in_checkout() else []
     folders = [f for f in dict.fromkeys(os.path.realpath(f) for f in (*checkout, paths.HERE, *extra))
                if f != "/" and os.path.isdir(f) and not any(p == f or p.startswith(f + os.sep) for p in keep)]
+    return outermost(folders)
+
+
+def outermost(folders) -> list[str]:
+    """``folders`` without repeats and without any that lies inside another of them (covering it is covered)."""
+    folders = list(dict.fromkeys(folders))
     return [f for f in folders if not any(f.startswith(other + os.sep) for other in folders)]
 
 
@@ -312,9 +318,7 @@ class Hiding:
         that removing the worker's import refusal finds no torch to import."""
         if not self.any:
             return self
-        folders = [f for f in (*self.folders, *bubblewrap.autodiff_folders())]
-        folders = [f for f in dict.fromkeys(folders) if not any(f.startswith(o + os.sep) for o in folders)]
-        return replace(self, folders=tuple(folders))
+        return replace(self, folders=tuple(outermost([*self.folders, *bubblewrap.autodiff_folders()])))
 
     @property
     def any(self) -> bool:
