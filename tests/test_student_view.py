@@ -75,6 +75,22 @@ def test_a_finished_submission_passes_every_test(tmp_path):
 
 
 @pytest.mark.slow
+def test_a_fit_torch_that_leaves_its_batches_behind_fails_in_public_too(tmp_path):
+    """The hidden check of 6.1 has a public twin: a fit_torch that never moves its training batches with
+    .to(device) (the same mistake tests/test_checks_loop.py grades) fails `pytest exercises/ -m task6_1` on the
+    CPU, naming the batches left behind."""
+    pytest.importorskip("torch")
+    modules = {module.name: module.read_text() for module in paths.SOLUTIONS.glob("*.py")}
+    moving = "            xb, yb = xb.to(device), yb.to(device)\n"
+    assert moving in modules["torch_loop.py"]
+    modules["torch_loop.py"] = modules["torch_loop.py"].replace(moving, "")
+    lay_out_as_student(tmp_path, modules)
+    output, counts = run_pytest(tmp_path, "-m", "task6_1")
+    assert counts.get("failed") == 1, f"counts {counts}:\n{output}"
+    assert "never moved with .to(device): training x0, training y0" in output, output
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("readme", ["README.md", "exercises/README.md", "docs/students.md"])
 def test_the_readmes_example_of_a_task_not_started_is_what_pytest_prints(readme):
     """Is the `pytest exercises/ -m task1_4` example of both READMEs and the students' page, below its cut header,
