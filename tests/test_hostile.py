@@ -16,6 +16,8 @@ carries a judge of its own, every documented way.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -254,14 +256,20 @@ def unbroadcast(grad, shape):
 '''
 
 
-def _relay_class(folder):
-    """A class of two: a writer graded first, then a reader (grade-all grades in name order)."""
+def _relay_class(folder, relay):
+    """A class of two: a writer graded first, then a reader (grade-all grades in name order), who leave and look
+    for ``relay`` (a name of this test's own: tests on other workers of the run leave theirs)."""
     from corpus import make_submission
 
     for name, code in (("a_writer", RELAY_WRITER), ("b_reader", RELAY_READER)):
         submission = make_submission(folder, name, [])
+        code = code.replace("agl-relay", relay)
         (submission / "tensor.py").write_text((submission / "tensor.py").read_text() + code)
     return folder / "a_writer", folder / "b_reader"
+
+
+def _relay_name(tmp_path) -> str:
+    return "agl-relay-" + hashlib.sha256(str(tmp_path).encode()).hexdigest()[:12]
 
 
 def _found(message: str) -> str:
@@ -274,20 +282,51 @@ def test_nothing_a_grade_leaves_reaches_the_next_grade(tmp_path, isolation):
     daemon); the next grade's reader finds none of it."""
     if isolation == "bubblewrap" and not sandbox.bubblewrap_works():
         pytest.skip("bubblewrap is missing or cannot make a sandbox here")
-    writer, reader = _relay_class(tmp_path / "class")
+    relay = _relay_name(tmp_path)
+    writer, reader = _relay_class(tmp_path / "class", relay)
     [wrote] = grade(writer, task_ids=("1.1",), scratch=tmp_path, isolation=isolation).results
     assert "left:" in wrote.message, wrote.message
     [read] = grade(reader, task_ids=("1.1",), scratch=tmp_path, isolation=isolation).results
     assert _found(read.message) == "", read.message
-    for path in ("/dev/shm/agl-relay", "/tmp/agl-relay", "/var/tmp/agl-relay"):
-        assert not os.path.exists(path), f"{path} outlived its grade"
+    for folder in ("/dev/shm", "/tmp", "/var/tmp"):
+        assert not os.path.exists(f"{folder}/{relay}"), f"{folder}/{relay} outlived its grade"
+
+
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+def test_what_a_killed_judge_left_is_gone_before_the_next_worker_starts(tmp_path, isolation):
+    """A judge killed mid-grade never sweeps its worker's uid: the writer's files stay in /dev/shm, /tmp and
+    /var/tmp, owned by a worker uid that no judge holds (made here as root, as the writer leaves them). The next
+    judge's first worker finds none of them, and they are gone from the machine."""
+    if os.geteuid() != 0:
+        pytest.skip("worker uids are leased only by a judge that runs as root")
+    if isolation == "bubblewrap" and not sandbox.bubblewrap_works():
+        pytest.skip("bubblewrap is missing or cannot make a sandbox here")
+    from graders.judge import uids
+
+    relay = _relay_name(tmp_path)
+    _, reader = _relay_class(tmp_path / "class", relay)
+    orphan = uids.WORKER_UID_BASE + uids.WORKER_UID_COUNT - 1 - ISOLATIONS.index(isolation)
+    left = [f"{folder}/{relay}" for folder in ("/dev/shm", "/tmp", "/var/tmp")]
+    for path in left:
+        with open(path, "w") as f:
+            f.write("100")
+        os.chmod(path, 0o666)
+        os.chown(path, orphan, orphan)
+    try:
+        [read] = grade(reader, task_ids=("1.1",), scratch=tmp_path, isolation=isolation).results
+        assert _found(read.message) == "", read.message
+        assert [path for path in left if os.path.exists(path)] == []
+    finally:
+        for path in left:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
 
 
 def test_nothing_a_student_leaves_reaches_a_classmate_in_grade_all(tmp_path):
     """The same relay across two students of one grade-all (one judge: the reader is graded right after)."""
     from graders.cli import main
 
-    _relay_class(tmp_path / "class")
+    _relay_class(tmp_path / "class", _relay_name(tmp_path))
     assert main(["grade-all", str(tmp_path / "class"), "--out", str(tmp_path / "out"), "--jobs", "1",
                  "--tasks", "1.1"]) == 0
     results = json.loads((tmp_path / "out" / "b_reader" / "results.json").read_text())

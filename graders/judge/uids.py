@@ -50,7 +50,11 @@ def lease_uid() -> int:
     The lease is an abstract unix socket named after the uid: exclusive on the
     machine, and released by the kernel when the judge dies. A uid with a
     passwd entry or with live processes (left by a judge that crashed) is skipped.
+    First, what worker uids no judge holds left in the shared folders is removed
+    (``sweep_orphans``): a judge killed before its own sweep leaves a worker's files
+    there, readable by every worker after it.
     """
+    sweep_orphans()
     with _lease_lock:
         _next[0] += 1
         start = (os.getpid() * 131 + _next[0] * 17) % WORKER_UID_COUNT
@@ -61,11 +65,8 @@ def lease_uid() -> int:
             continue
         except KeyError:
             pass
-        lease = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            lease.bind(f"\0autograd-lab-worker-uid-{uid}")
-        except OSError:
-            lease.close()
+        lease = _try_lease(uid)
+        if lease is None:
             continue
         if processes_of(uid) or not clear_keys(uid):  # left by a judge that crashed
             lease.close()
@@ -74,6 +75,17 @@ def lease_uid() -> int:
             _leases[uid] = lease
         return uid
     raise RuntimeError(f"no free worker uid in {WORKER_UID_BASE}-{WORKER_UID_BASE + WORKER_UID_COUNT - 1}")
+
+
+def _try_lease(uid: int) -> socket.socket | None:
+    """The lease of ``uid``, or None where a live judge holds it."""
+    lease = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        lease.bind(f"\0autograd-lab-worker-uid-{uid}")
+    except OSError:
+        lease.close()
+        return None
+    return lease
 
 
 def release_uid(uid: int) -> None:
@@ -139,11 +151,45 @@ def sweep(uid: int) -> list[str]:
     """
     removed: list[str] = []
     for top in SHARED_FOLDERS:
-        _sweep(top, uid, removed, depth=0)
+        for entry, info in _shared_entries(top, lambda owner: owner == uid):
+            if stat.S_ISDIR(info.st_mode):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+            removed.append(entry.path)
     return removed
 
 
-def _sweep(folder: str, uid: int, removed: list[str], depth: int) -> None:
+def sweep_orphans() -> list[str]:
+    """Remove what worker uids that no judge holds left in the shared folders; the paths removed.
+
+    A judge killed before a worker's end (SIGKILL, the out-of-memory killer, a batch's timeout) never sweeps
+    that worker's uid, and its files (a student's code, mode 0666) wait in /dev/shm for every later worker, of
+    any uid. Each owner found in the worker range is leased for the moment of its sweep, so a uid that a live
+    judge holds is left to that judge; one with live processes (left running by the dead judge) too.
+    """
+    owners = {info.st_uid for top in SHARED_FOLDERS for _, info in _shared_entries(top, _is_worker_uid)}
+    removed: list[str] = []
+    for uid in sorted(owners):
+        lease = _try_lease(uid)
+        if lease is None:
+            continue
+        try:
+            if not processes_of(uid):
+                removed += sweep(uid)
+        finally:
+            lease.close()
+    return removed
+
+
+def _is_worker_uid(uid: int) -> bool:
+    return WORKER_UID_BASE <= uid < WORKER_UID_BASE + WORKER_UID_COUNT
+
+
+def _shared_entries(folder: str, owned, depth: int = 0):
+    """The entries under ``folder`` whose owner ``owned`` accepts, with their stat, not followed into: folders
+    are entered only where others may write (where a worker could have put something), to a depth of six."""
     try:
         entries = list(os.scandir(folder))
     except OSError:
@@ -153,15 +199,10 @@ def _sweep(folder: str, uid: int, removed: list[str], depth: int) -> None:
             info = entry.stat(follow_symlinks=False)
         except OSError:
             continue
-        if info.st_uid == uid:
-            if stat.S_ISDIR(info.st_mode):
-                shutil.rmtree(entry.path, ignore_errors=True)
-            else:
-                with contextlib.suppress(OSError):
-                    os.unlink(entry.path)
-            removed.append(entry.path)
+        if owned(info.st_uid):
+            yield entry, info
         elif stat.S_ISDIR(info.st_mode) and info.st_mode & stat.S_IWOTH and depth < 6:
-            _sweep(entry.path, uid, removed, depth + 1)
+            yield from _shared_entries(entry.path, owned, depth + 1)
 
 
 # ----- kernel keys: state that outlives every process of a uid -----
