@@ -831,6 +831,76 @@ def _oracle_check(hidden: int):
     return check
 
 
+_ENGINE_BY_CONFESSION = '''
+import sys as _sys
+import numpy as _np
+
+
+def _confess():
+    main = _sys.modules.get("worker.main")
+    if main is None:
+        return
+    from worker.claims import claim
+
+    def graph(package, nodes, root, seed=None, builds=1):
+        grads = {}
+        for _ in range(builds):
+            upstream = {root: _np.ones_like(nodes[0]["leaf"]) if seed is None else _np.asarray(seed, dtype=float)}
+            for i in range(root, -1, -1):
+                g, node = upstream.get(i), nodes[i]
+                if g is None:
+                    continue
+                if "leaf" in node:
+                    if node["requires_grad"]:
+                        grads[i] = grads.get(i, 0.0) + g
+                elif "chain" in node:
+                    upstream[node["input"]] = upstream.get(node["input"], 0.0) + g * float(_np.prod(node["chain"]))
+                else:
+                    for c, p in zip(node["coefs"], node["parents"]):
+                        upstream[p] = upstream.get(p, 0.0) + c * g
+        return {"grads": [claim(grads.get(i)) for i, n in enumerate(nodes) if "leaf" in n]}
+
+    def raised(kind):
+        return {"raised": {"type": kind, "mro": [kind, "Exception", "BaseException", "object"], "message": "",
+                           "where": None}}
+
+    def engine_errors(package, x, given, later, dtypes):
+        given, plain = _np.asarray(given, dtype=float), _np.array([1.0, -2.0, 0.5])
+        answers = {"no_grad_root": raised("RuntimeError"), "implicit_nonscalar": raised("RuntimeError"),
+                   "one_element": {"returned": claim(_np.full((1, 1), 2.0))},
+                   "frozen_leaf": {"returned": [claim(None), claim(_np.full(3, 2.0))]},
+                   "accumulate": {"returned": claim(_np.full(3, 4.0))},
+                   "zero_d_leaf": {"returned": claim(_np.array(6.0))},
+                   "grad_as_tensor": {"returned": claim(2 * plain)}, "grad_as_list": {"returned": claim(2 * plain)},
+                   "grad_as_ints": {"returned": claim(_np.array([2.0, -1.0, 3.0]))},
+                   "leaf_root": {"returned": claim(_np.array(1.0))}, "leaf_root_given": {"returned": claim(given)},
+                   "shared_upstream": {"returned": [claim(0.5 * given), claim(given)]}}
+        for shape in ((3, 2), (1,), (), (3, 1)):
+            answers[f"wrong_shape_grad{shape}"] = raised("ValueError")
+        for dtype in dtypes:
+            answers[f"grad_in_{dtype}"] = {"returned": claim(5 * given.astype(dtype).astype(float))}
+        return answers
+
+    def no_grad_probe(package, a, b):
+        return {"seen": {"before": True, "inside": False, "nested": False, "after_nested": False, "after": True,
+                         "after_exception": True},
+                "inside_requires_grad": False, "inside_parents": 0, "inside_data": claim(a * b),
+                "outside_requires_grad": True, "outside_parents": 2}
+
+    def program(package, steps):
+        made = [s for s in steps if s["do"] in ("leaf", "node")]
+        return {"outcomes": [{"returned": None, "grads": [claim(_np.ones_like(s["data"])) for s in made
+                                                          if s["do"] == "leaf"]}
+                             for s in steps if s["do"] == "backward"],
+                "recorded": [[True, len(s.get("parents", ()))] for s in made]}
+
+    main.VERBS.update(graph=graph, engine_errors=engine_errors, no_grad_probe=no_grad_probe, program=program)
+
+
+_confess()
+'''
+
+
 HOSTILE: tuple[Hostile, ...] = (
     Hostile(
         "exit_os_at_import", "os._exit(0) at import, after printing a passing pytest summary and 100/100",
@@ -1509,6 +1579,11 @@ for _path in ["@REPO@/graders/@MARKER@.py", "@REPO@/solutions/@MARKER@.py", "@RE
         _denied += 1
 raise RuntimeError("REWRITE written=%d denied=%d" % (len(_written), _denied))
 """),), ("1.1", "2.1"), check=_rewrite_check),
+    Hostile(
+        "engine_by_confession", "the stubs, with the worker's engine requests answered by the submission itself "
+        "(issue 27): graphs by a reverse sweep over the request's data, the error and no_grad() probes by the "
+        "answers they expect, and the drawn programs as best it can without an engine", "stubs",
+        (("tensor.py", "append", _ENGINE_BY_CONFESSION),), ("2.2", "2.3"), bound=40),
     Hostile(
         "oracle_for_a_larger_run", "the reference, with a fit that asks the given train_epoch (the judge's) for "
         "one epoch of a 1-2080-1 network on 100,000 rows, and swallows what comes of it (issue 26: the judge at "

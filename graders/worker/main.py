@@ -42,6 +42,7 @@ def verbs() -> dict:
         "graph": verbs_tensor.graph,
         "engine_errors": verbs_tensor.engine_errors,
         "no_grad_probe": verbs_tensor.no_grad_probe,
+        "program": verbs_tensor.program,
         "fit_torch_watched": verbs_torch.fit_torch_watched,
     }
 

@@ -1,8 +1,9 @@
-"""Requests about the engine: one op's backward rule, graphs of judge-made ops, no_grad."""
+"""Requests about the engine: one op's backward rule, graphs of judge-made ops, no_grad, and programs of them."""
 
 from __future__ import annotations
 
 import contextlib
+import sys
 
 import numpy as np
 
@@ -278,3 +279,79 @@ def no_grad_probe(package, a, b):
     return {"seen": seen, "inside_requires_grad": inside.requires_grad, "inside_parents": len(inside._parents),
             "inside_data": claim(inside.data), "outside_requires_grad": outside.requires_grad,
             "outside_parents": len(outside._parents)}
+
+
+def _seed(T, seed):
+    """The grad a program's backward step hands over, in the form the judge drew (None: no grad given)."""
+    if seed is None:
+        return None
+    value, form = seed["value"], seed["as"]
+    if form == "ndarray":
+        return np.array(value, dtype=np.float64)
+    if form == "list":
+        return value.tolist()
+    if form == "tensor":
+        return T.Tensor(value)
+    return np.asarray(value).astype(form)
+
+
+def program(package, steps):
+    """Run a judge-drawn program on the package's engine and answer with what each backward step did and every
+    leaf's ``.grad`` after it. Steps (each a dict with "do"): "leaf" (data, requires_grad); "node" (a judge-made
+    linear op over earlier tensors: parents, coefs); "enter" and "exit" (a ``no_grad()`` block, left normally
+    or, with "raising", by an exception); "backward" (root, seed, and "later": what the judge writes into the
+    given array after the call); "scale" (a leaf's .grad scaled in place, as clip_grad_norm does). The answer:
+    each backward step's outcome with the leaves' gradients, and whether each tensor made was recorded
+    (requires_grad, and its count of parents), for a program the judge drew."""
+    T = module(package, "tensor")
+    made, leaves, blocks, outcomes = [], [], [], []
+    try:
+        for step in steps:
+            do = step["do"]
+            if do == "leaf":
+                made.append(T.Tensor(step["data"], requires_grad=step["requires_grad"]))
+                leaves.append(made[-1])
+            elif do == "node":
+                made.append(_linear_node(T, [made[i] for i in step["parents"]], step["coefs"]))
+            elif do == "enter":
+                blocks.append(T.no_grad())
+                blocks[-1].__enter__()
+            elif do == "exit":
+                _leave(blocks.pop(), step.get("raising", False))
+            elif do == "backward":
+                outcomes.append(_backward_step(T, made[step["root"]], step, leaves))
+            elif do == "scale" and isinstance(leaves[step["leaf"]].grad, np.ndarray):
+                leaves[step["leaf"]].grad *= step["by"]
+    finally:
+        if hasattr(T, "_grad_enabled"):
+            T._grad_enabled = True  # a no_grad that leaks must cost 2.3 only, not the tasks graded after it
+    recorded = [[bool(t.requires_grad), len(t._parents)] for t in made]
+    return {"outcomes": outcomes, "recorded": recorded}
+
+
+class _BlockLeft(Exception):
+    pass
+
+
+def _leave(block, raising: bool) -> None:
+    """Leave a no_grad() block as a ``with`` statement does: normally, or with an exception passing through."""
+    if not raising:
+        block.__exit__(None, None, None)
+        return
+    try:
+        raise _BlockLeft
+    except _BlockLeft:
+        if block.__exit__(*sys.exc_info()):
+            return  # a block that swallows the exception: the program goes on, the gradients will tell
+
+
+def _backward_step(T, root, step, leaves) -> dict:
+    given = _seed(T, step.get("seed"))
+
+    def call():
+        root.backward() if given is None else root.backward(given)
+
+    outcome = _attempt((Serving.package_root,), call)
+    if step.get("later") is not None and isinstance(given, np.ndarray):
+        given[...] = step["later"]
+    return {**outcome, "grads": [claim(leaf.grad) for leaf in leaves]}

@@ -46,6 +46,24 @@ class Outcome:
 
 
 @dataclass(frozen=True)
+class Step:
+    """One backward step of a program: returned or raised (as ``Outcome``), and every leaf's .grad after it."""
+    grads: list[Claim]
+    returned: object = None
+    raised: dict | None = None
+
+    @property
+    def did_raise(self) -> bool:
+        return self.raised is not None
+
+
+@dataclass(frozen=True)
+class Program:
+    outcomes: list[Step]
+    recorded: list[list[object]]
+
+
+@dataclass(frozen=True)
 class NoGradProbe:
     seen: dict[str, object]
     inside_requires_grad: object
@@ -210,6 +228,7 @@ OF_VERB: dict[str, type | None] = {
     "graph": Graph,
     "engine_errors": dict[str, Outcome],
     "no_grad_probe": NoGradProbe,
+    "program": Program,
     "fit_torch_watched": FitTorch,
 }
 

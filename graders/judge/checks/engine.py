@@ -7,6 +7,8 @@ graded apart from the student's own backward rules (tasks 1.x).
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 from hypothesis import strategies as st
 
@@ -177,6 +179,7 @@ def seeding_accumulation_errors(ctx: Context) -> None:
                lambda drawn: check_graph(ctx, *drawn[0], builds=drawn[1], hint=msg.HINT_ACCUMULATE), examples=60)
     check_scenarios(ctx, scenarios, forms, strict=True)
     check_scenarios(ctx, scenarios, owned_grads(), strict=True, hint_on_raise=True)
+    ctx.forall(backward_programs(), lambda steps: check_program(ctx, steps), examples=80)
 
 
 # The grad handed to backward() in the scenarios below, what the judge then writes into that very array, and the
@@ -258,6 +261,7 @@ def no_grad(ctx: Context) -> None:
     one((np.array([1.0, 2.0]), np.array([3.0, -1.0])))
     ctx.forall(s.shapes(max_dims=2).flatmap(lambda shape: st.tuples(s.arrays(shape), s.arrays(shape))), one,
                examples=20)
+    ctx.forall(no_grad_programs(), lambda steps: check_no_grad_program(ctx, steps), examples=40)
 
 
 CHAIN_LENGTH = 10_000
@@ -273,3 +277,294 @@ def deep_graphs(ctx: Context) -> None:
         if "RecursionError" not in str(failure):
             raise
         raise CheckFailed(msg.lines(str(failure), msg.HINT.format(hint=msg.HINT_RECURSION))) from None
+
+
+# ----- drawn programs: what earns 2.2 and 2.3 -----
+#
+# The scenarios above are fixed, so that a first mistake reads plainly; but their answers are predictable, and
+# the worker that runs student code reports them. What earns the task is a program the judge draws (from the
+# key, when there is one): leaves, judge-made linear ops, no_grad() blocks left normally or by an exception, and
+# backward() calls with grads in every form, some of which must be refused. The worker answers with the
+# gradients after each call; the judge works out, on its own model of the program, which ops were recorded,
+# which calls must raise, and every leaf's gradient, so no answer can be known without doing what the task asks.
+
+SEED_DTYPES = ("float16", "float32", "int64", "bool")  # a grad given as an ndarray of another dtype
+SEED_FORMS = ("ndarray", "list", "tensor", *SEED_DTYPES)
+
+
+@dataclasses.dataclass
+class _Value:
+    """The judge's model of one tensor of a program: its data, whether it requires grad, and d(it)/d(leaf) for
+    each leaf it was recorded from (a number: every op of a program is linear and keeps the shape)."""
+
+    data: np.ndarray
+    requires_grad: bool
+    through: dict[int, float]
+
+
+def _given(seed) -> np.ndarray:
+    """A drawn grad as the student's engine must read it: in its form's dtype, then exactly as float64."""
+    value = np.asarray(seed["value"])
+    return value.astype(seed["as"]).astype(np.float64) if seed["as"] in SEED_DTYPES else value
+
+
+def refusal(root: _Value, seed) -> str | None:
+    """The exception a backward() call must raise (as the contract and PyTorch order them), or None."""
+    if not root.requires_grad:
+        return "RuntimeError"
+    if seed is None:
+        return None if root.data.size == 1 else "RuntimeError"
+    return None if np.shape(seed["value"]) == root.data.shape else "ValueError"
+
+
+def expected_program(steps) -> list[tuple[str | None, list[np.ndarray | None]]]:
+    """For each backward step: the exception it must raise (None: it returns), and every leaf's .grad after it."""
+    made, grads, blocks, outcomes = [], [], 0, []
+    for step in steps:
+        do = step["do"]
+        if do == "leaf":
+            grads.append(None)
+            made.append(_Value(np.asarray(step["data"], dtype=np.float64), step["requires_grad"],
+                               {len(grads) - 1: 1.0} if step["requires_grad"] else {}))
+        elif do == "node":
+            parents = [made[i] for i in step["parents"]]
+            recorded = blocks == 0 and any(p.requires_grad for p in parents)
+            through: dict[int, float] = {}
+            for c, parent in zip(step["coefs"], parents):
+                for leaf, m in parent.through.items():
+                    through[leaf] = through.get(leaf, 0.0) + c * m
+            made.append(_Value(sum(c * p.data for c, p in zip(step["coefs"], parents)), recorded,
+                               through if recorded else {}))
+        elif do in ("enter", "exit"):
+            blocks += 1 if do == "enter" else -1
+        elif do == "backward":
+            root, seed = made[step["root"]], step.get("seed")
+            raised = refusal(root, seed)
+            if raised is None:
+                g = np.ones_like(root.data) if seed is None else _given(seed)
+                for leaf, m in root.through.items():
+                    grads[leaf] = m * g if grads[leaf] is None else grads[leaf] + m * g
+            outcomes.append((raised, [None if g is None else np.array(g) for g in grads]))
+        elif do == "scale" and grads[step["leaf"]] is not None:
+            grads[step["leaf"]] = grads[step["leaf"]] * step["by"]
+    return outcomes
+
+
+def program_text(steps) -> list[str]:
+    """The program as the student would write it, a line each (at most 16)."""
+    lines, indent, names, leaves, calls = [], "  ", [], [], 0
+    for step in steps:
+        do = step["do"]
+        if do == "leaf":
+            names.append(f"x{len(names)}")
+            leaves.append(names[-1])
+            flag = "" if step["requires_grad"] else ", requires_grad=False"
+            lines.append(f"{indent}{names[-1]} = Tensor({msg.array_text(step['data'], 30)}{flag})")
+        elif do == "node":
+            names.append(f"x{len(names)}")
+            terms = " + ".join(f"{c:g}*{names[p]}" for c, p in zip(step["coefs"], step["parents"]))
+            lines.append(f"{indent}{names[-1]} = {terms}")
+        elif do == "enter":
+            lines.append(f"{indent}with no_grad():")
+            indent += "    "
+        elif do == "exit":
+            if step.get("raising"):
+                lines.append(f"{indent}raise Exception   # caught just outside the block")
+            elif lines[-1].endswith("with no_grad():"):
+                lines.append(f"{indent}pass")
+            indent = indent[:-4]
+        elif do == "backward":
+            calls += 1
+            argument, note = _seed_text(step)
+            lines.append(f"{indent}{names[step['root']]}.backward({argument})   # call {calls}{note}")
+        elif do == "scale":
+            lines.append(f"{indent}{leaves[step['leaf']]}.grad *= {step['by']:g}")
+    return lines if len(lines) <= 16 else lines[:15] + [f"  ... ({len(lines) - 15} more lines)"]
+
+
+def _seed_text(step) -> tuple[str, str]:
+    """A backward step's argument as written, and a note on it (the array ``g`` names, what it becomes later)."""
+    seed = step.get("seed")
+    if seed is None:
+        return "", ""
+    value = f"np.array({msg.array_text(np.asarray(seed['value']), 30)})"
+    if seed["as"] == "ndarray":
+        later = step.get("later")
+        return "g", f": g = {value}" + ("" if later is None else f", then g[...] = {msg.array_text(later, 30)}")
+    return {"list": f"{value}.tolist()", "tensor": f"Tensor({value})"}.get(seed["as"],
+                                                                           f"{value}.astype({seed['as']!r})"), ""
+
+
+@st.composite
+def backward_programs(draw):
+    """Task 2.2's program: leaves (some frozen, 0-d or one element at times), then backward() calls on fresh
+    linear ops over them or on a leaf itself, each with a grad in a drawn form (or none), some of which must be
+    refused; a caller's array changed after the call, and a .grad scaled in place, now and then."""
+    shape = draw(st.sampled_from([(), (1,), (1, 1)]) | s.shapes(max_dims=2, max_side=3))
+    count = draw(st.integers(1, 3))
+    frozen = [draw(st.booleans()) and i > 0 for i in range(count)]
+    steps = [{"do": "leaf", "data": draw(s.arrays(shape)), "requires_grad": not f} for f in frozen]
+    made = count
+    for _ in range(draw(st.integers(1, 5))):
+        if draw(st.integers(0, 3)) == 0:
+            root = draw(st.integers(0, count - 1))  # a leaf as its own output
+        else:
+            parents = draw(st.lists(st.integers(0, count - 1), min_size=1, max_size=3))
+            steps.append({"do": "node", "parents": parents,
+                          "coefs": draw(st.lists(st.sampled_from(COEFS), min_size=len(parents),
+                                                 max_size=len(parents)))})
+            root, made = made, made + 1
+        requires = any(not frozen[p] for p in _leaves_under(steps, root))
+        steps.append({"do": "backward", "root": root, **draw(_seeds(shape, requires))})
+        if draw(st.booleans()):  # as clip_grad_norm does: a .grad another leaf shares is scaled with it
+            steps.append({"do": "scale", "leaf": draw(st.integers(0, count - 1)), "by": 0.5})
+    return steps
+
+
+def _leaves_under(steps, index: int) -> set[int]:
+    """The leaves the tensor made at ``index`` (leaves first, then one per node step) was built from."""
+    nodes = [step for step in steps if step["do"] in ("leaf", "node")]
+    node = nodes[index]
+    if node["do"] == "leaf":
+        return {index}
+    return set().union(*(_leaves_under(steps, p) for p in node["parents"]))
+
+
+def _seeds(shape, requires: bool):
+    """A backward step's grad: none, one of the output's shape in a drawn form, or (on an output that requires
+    grad, so that one reason alone refuses it) one of another shape; for an ndarray, what the judge writes into
+    it after the call, now and then."""
+    wrong = [shape + (2,), shape + (1,)] + [other for other in ((1,), ()) if other != shape]
+
+    @st.composite
+    def seed(draw):
+        kind = draw(st.sampled_from(["none", "given", "given", "given"] + (["wrong"] if requires else [])))
+        if kind == "none":
+            return {"seed": None}
+        form = draw(st.sampled_from(SEED_FORMS))
+        target = draw(st.sampled_from(wrong)) if kind == "wrong" else shape
+        value = draw(s.arrays(target, min_value=-2.0, max_value=2.0))
+        if form == "int64":
+            value = np.asarray(np.round(value * 2))
+        elif form == "bool":
+            value = np.asarray(value > 0)
+        # an ndarray given is changed after the call: a .grad that is that very array changes with it
+        later = draw(s.arrays(target)) if form == "ndarray" else None
+        return {"seed": {"value": value, "as": form}, "later": later}
+
+    return seed()
+
+
+@st.composite
+def no_grad_programs(draw):
+    """Task 2.3's program: leaves, then ops built inside and outside no_grad() blocks (nested, some left by an
+    exception). Whether each op was recorded (requires_grad, its parents kept) is what the judge reads back."""
+    shape = draw(s.shapes(max_dims=2, max_side=3))
+    count = draw(st.integers(1, 3))
+    steps = [{"do": "leaf", "data": draw(s.arrays(shape)), "requires_grad": i == 0 or draw(st.booleans())}
+             for i in range(count)]
+    made, blocks = count, 0
+    for _ in range(draw(st.integers(2, 12))):
+        choice = draw(st.sampled_from(["enter", "node", "node", "exit"] if blocks else ["enter", "node", "node"]))
+        if choice == "enter":
+            steps.append({"do": "enter"})
+            blocks += 1
+        elif choice == "exit":
+            steps.append({"do": "exit", "raising": draw(st.booleans())})
+            blocks -= 1
+        else:
+            parents = draw(st.lists(st.integers(0, made - 1), min_size=1, max_size=3))
+            steps.append({"do": "node", "parents": parents,
+                          "coefs": draw(st.lists(st.sampled_from(COEFS), min_size=len(parents),
+                                                 max_size=len(parents)))})
+            made += 1
+    return steps + [{"do": "exit", "raising": False}] * blocks
+
+
+def expected_recorded(steps) -> list[bool]:
+    """Whether each tensor a program makes is recorded: a node is, outside every no_grad() block, when one of
+    its parents requires grad (op()'s rule, as PyTorch's); a leaf as it was made."""
+    recorded, blocks = [], 0
+    for step in steps:
+        if step["do"] == "leaf":
+            recorded.append(step["requires_grad"])
+        elif step["do"] == "node":
+            recorded.append(blocks == 0 and any(recorded[p] for p in step["parents"]))
+        elif step["do"] in ("enter", "exit"):
+            blocks += 1 if step["do"] == "enter" else -1
+    return recorded
+
+
+def check_no_grad_program(ctx: Context, steps) -> None:
+    """Each op of a drawn program of no_grad() blocks: recorded (requires_grad, its parents kept) or a plain
+    leaf, against the judge's own reading of the program."""
+    doing = "running a program of no_grad() blocks"
+    answer = ctx.ask("program", doing, package="sub_tensor", steps=steps)
+    makes = [step for step in steps if step["do"] in ("leaf", "node")]
+    if len(answer.recorded) != len(makes):
+        raise ctx.incomplete(doing)
+    for index, (step, want, seen) in enumerate(zip(makes, expected_recorded(steps), answer.recorded)):
+        if step["do"] != "node":
+            continue
+        parents = len(step["parents"]) if want else 0
+        if seen != [want, parents]:
+            got = f"requires_grad={seen[0]!r} with {seen[1]!r} parents" if len(seen) == 2 else "something else"
+            _program_failure(ctx, steps, f"x{index}", got, f"requires_grad={want} with {parents} parents",
+                             msg.HINT_NO_GRAD)
+
+
+def check_program(ctx: Context, steps) -> None:
+    """A drawn program's backward steps against the judge's own model of it: which calls raise, and every
+    leaf's .grad after each call."""
+    doing = "running a program of backward() calls"
+    answer = ctx.ask("program", doing, package="sub_tensor", steps=steps)
+    expected = expected_program(steps)
+    if len(answer.outcomes) != len(expected):
+        raise ctx.incomplete(doing)
+    calls = [step for step in steps if step["do"] == "backward"]
+    for call, (outcome, (raised, grads), step) in enumerate(zip(answer.outcomes, expected, calls), start=1):
+        where, hint = f"call {call} of this program", _hint_for(steps, step)
+        if raised is None and outcome.did_raise:
+            raise ctx.student_error(outcome.raised, f"{where}:\n" + "\n".join(program_text(steps)), hint)
+        if raised is not None and raised not in (outcome.raised or {}).get("mro", ()):
+            head = msg.header(ctx.task, doing=where, exception=raised)
+            first = (msg.RETURNED_NORMALLY.format(**head) if not outcome.did_raise else msg.WRONG_EXCEPTION.format(
+                got=outcome.raised.get("type"), message=outcome.raised.get("message"), **head))
+            raise CheckFailed(msg.lines(first, *program_text(steps), msg.HINT.format(hint=msg.HINT_ENGINE_ERRORS)))
+        if len(outcome.grads) != len(grads):
+            raise ctx.incomplete(doing)
+        for leaf, (claim, want) in enumerate(zip(outcome.grads, grads)):
+            what = f"x{leaf}.grad after {where}"
+            if want is None:
+                if claim.get("type") != "NoneType":
+                    _program_failure(ctx, steps, what, f"a {claim.get('type')}", "None: nothing recorded reaches "
+                                     "it, or it does not require grad", hint)
+                continue
+            if claim.get("type") == "NoneType":
+                _program_failure(ctx, steps, what, "None", f"an ndarray of shape {want.shape}", hint)
+            try:
+                yours = ctx.array(claim, want.shape, what, scalar_ok=False, hint=hint)
+            except CheckFailed as failure:
+                first, *rest = str(failure).splitlines()
+                raise CheckFailed(msg.lines(first, *program_text(steps), *rest)) from None
+            ctx.compare(yours, want, what, inputs=lambda: program_text(steps),
+                        source="the chain rule on the recorded ops", hint=hint)
+
+
+def _hint_for(steps, call: dict) -> str:
+    """The hint for a mistake that shows at backward step ``call``: by what is special about it."""
+    seed, root = call.get("seed"), [s for s in steps if s["do"] in ("leaf", "node")][call["root"]]
+    if root["do"] == "leaf":
+        return msg.HINT_LEAF_ROOT
+    if seed is not None and seed["as"] in SEED_DTYPES:
+        return msg.HINT_GRAD_DTYPE
+    if seed is not None and seed["as"] != "ndarray":
+        return msg.HINT_GRAD_FORMS
+    if any(s["do"] == "scale" for s in steps) or call.get("later") is not None:
+        return msg.HINT_GRAD_COPY
+    return msg.HINT_SEED
+
+
+def _program_failure(ctx: Context, steps, what: str, got: str, expected: str, hint: str):
+    raise CheckFailed(msg.lines(msg.WRONG_KIND.format(what=what, got=got, expected=expected, **msg.header(ctx.task)),
+                                *program_text(steps), msg.HINT.format(hint=hint)))
