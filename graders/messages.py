@@ -55,6 +55,7 @@ HINT_GRAD_DTYPE = ("convert a given grad to float64 before the walk (np.asarray(
                    "and multiplies float16, float32 and bool arrays in their own dtype")
 SKIPPED_NO_CUDA = "Task {task} ({title}): skipped, no CUDA device on the grading machine (carries no points)."
 PASSED = "Task {task} ({title}): passed."
+NOT_GRADED_HERE = "  not graded on this machine: {what}"
 
 # Classic mistakes, named when the numbers show them.
 HINT_DOUBLED = ("yours is exactly twice the expected value: "
@@ -397,6 +398,8 @@ TORCH_SETUP = ("  model MLP 1-{hidden}-1 float64, {n} examples in batches of {ba
                "{n_val} for validation, SGD(lr={lr:g}, momentum={momentum:g}), {loss}, {epochs} epochs, "
                "device={device!r}")
 TORCH_SOURCE = "the reference fit_torch on {device!r}, same weights and batches"
+TORCH_MOVES_NOT_SEEN = ("whether fit_torch moves the model and every batch with .to(device): on the CPU a "
+                        "move changes nothing the grader can see, so it is graded in 6.2, on CUDA")
 TORCH_MODEL_NOT_MOVED = ("Task {task} ({title}): fit_torch never called model.to({device!r}) (the .to() calls "
                          "seen: {calls}).\n  hint: move the model once, before training: model.to(device)")
 TORCH_BATCH_NOT_MOVED = ("Task {task} ({title}): {count} of the {total} batch tensors the loaders yielded were "

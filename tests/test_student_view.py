@@ -76,9 +76,9 @@ def test_a_finished_submission_passes_every_test(tmp_path):
 
 @pytest.mark.slow
 def test_a_fit_torch_that_leaves_its_batches_behind_fails_in_public_too(tmp_path):
-    """The hidden check of 6.1 has a public twin: a fit_torch that never moves its training batches with
-    .to(device) (the same mistake tests/test_checks_loop.py grades) fails `pytest exercises/ -m task6_1` on the
-    CPU, naming the batches left behind."""
+    """A fit_torch that never moves its training batches with .to(device), which the graders can see only on
+    CUDA (6.2; tests/test_checks_loop.py), fails `pytest exercises/ -m task6_1` on the student's own CPU, naming
+    the batches left behind: the public test catches it before a GPU does."""
     pytest.importorskip("torch")
     modules = {module.name: module.read_text() for module in paths.SOLUTIONS.glob("*.py")}
     moving = "            xb, yb = xb.to(device), yb.to(device)\n"

@@ -103,6 +103,7 @@ def run_task(task: Task, check, worker: Worker, lay: layout.Layout, key: int | N
         ctx.require_files(task.module)
         check(ctx)
         status, score, text = PASSED, float(task.points), messages.PASSED.format(task=task.id, title=task.title)
+        text = messages.lines(text, *(messages.NOT_GRADED_HERE.format(what=what) for what in ctx.not_graded))
     except NotAttempted as error:
         status, score, text = NOT_ATTEMPTED, 0.0, str(error)
     except CheckFailed as error:

@@ -53,6 +53,12 @@ def _reason(test: dict) -> str:
     return first.removeprefix("not attempted yet: ")
 
 
+def _not_graded(test: dict) -> str:
+    """What a passed task's message says was not graded on this machine (its lines after the first), or ""."""
+    lines = test["output"].splitlines()[1:] if test["output"] else []
+    return "; ".join(line.strip() for line in lines)
+
+
 def clip(text: str, width: int) -> str:
     """``text`` in at most ``width`` characters, cut at a space (never inside a word), with "…" where cut."""
     if len(text) <= width:
@@ -73,7 +79,7 @@ def table(result: dict, *, seconds: float | None = None) -> str:
         title = test["name"].split(" ", 1)[1]
         points = f"{test['score']:g}/{test['max_score']:g}"
         status = _status(test)
-        reason = "" if status == PASSED else _reason(test)
+        reason = _not_graded(test) if status == PASSED else _reason(test)
         rows.append(f"{test['number']:<5} {clip(title, 50):<50} {points:>7}  {status:<14} {clip(reason, 70)}")
     extra = result.get("extra_data", {})
     timing = f", {seconds:.1f} s" if seconds is not None else ""

@@ -68,6 +68,9 @@ class Context:
     key: int | None = None
     examples: int = 0
     data: dict = field(default_factory=dict)  # what a task measured beyond pass/fail, for the scorecard
+    # what the task asks but no check here can see (a property with no effect on the grading machine): said on the
+    # scorecard beside the result, never earning or costing a point
+    not_graded: list[str] = field(default_factory=list)
     deadline: float | None = None  # time.monotonic() at which the whole grade stops (grade's deadline)
     deadline_seconds: float = 0.0
     foralls: int = 0  # the forall calls so far, which names each one's kept draws
