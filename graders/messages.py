@@ -168,8 +168,9 @@ OPTIM_RESUMED = ("  after step {step}: state_dict() -> np.savez -> np.load(allow
 OPTIM_WHAT = "p{index} after step {step}"
 OPTIM_DATA = "p{index}.data after step {step}"
 OPTIM_SOURCE = "torch.optim.{kind}, float64, fed the same gradients"
-OPTIM_NOT_IN_PLACE = ("Task {task} ({title}): after step {step} of {call}, p{index}.data is a new array, expected "
-                      "the array p{index} started with, updated in place.\n"
+OPTIM_NOT_IN_PLACE = ("Task {task} ({title}): after step {step} of {call}, the array p{index}.data started as "
+                      "does not hold the step's values, so p{index}.data is a new array: expected the same array, "
+                      "updated in place.\n"
                       "  hint: p.data -= lr * d updates the array in place; p.data = p.data - lr * d makes a new "
                       "one, and whoever holds the old array never sees the step")
 OPTIM_GRAD_NOT_NONE = ("Task {task} ({title}): after zero_grad(), p{index}.grad is {got}, expected None.\n"

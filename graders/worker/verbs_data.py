@@ -27,9 +27,9 @@ def _batch(T, item) -> dict:
 
 
 def _epoch(T, loader, limit: int) -> dict:
-    """One ``iter()`` of the loader, stopped after ``limit`` batches (one that never ends says so)."""
-    batches = [_batch(T, item) for item in itertools.islice(iter(loader), limit + 1)]
-    return {"batches": batches[:limit], "too_many": len(batches) > limit}
+    """One ``iter()`` of the loader, stopped after ``limit`` + 1 batches: the judge counts them (one more than
+    ``limit`` is a loader that yields too many, or never ends)."""
+    return {"batches": [_batch(T, item) for item in itertools.islice(iter(loader), limit + 1)]}
 
 
 def loader_epochs(package, X, Y, batch_size, shuffle, drop_last, epochs, seeds=(None,), global_seeds=None,

@@ -83,7 +83,7 @@ class StateError:
 @dataclass(frozen=True)
 class OptimizerRun:
     steps: list[list[Claim]]
-    in_place: list[list[object]]
+    in_place: list[list[Claim]]  # the arrays the parameters started with, after each step
     grads: list[Claim] | None = None
     state_error: StateError | None = None
     state_keys: list[str] | None = None
@@ -93,7 +93,6 @@ class OptimizerRun:
 class Epoch:
     """One pass over a loader: each batch as the worker saw it (a pair of sides, each a Tensor's claims)."""
     batches: list[dict]
-    too_many: bool
 
 
 @dataclass(frozen=True)

@@ -154,8 +154,12 @@ def check_run(ctx: Context, run: Run, hint: str) -> None:
         raise CheckFailed(msg.ANSWER_INCOMPLETE.format(doing=run.doing(), **head))
     yours = [[ctx.array(claim, x.shape, msg.OPTIM_DATA.format(index=i, step=k + 1))
               for i, (claim, x) in enumerate(zip(claims, run.start))] for k, claims in enumerate(answer.steps)]
-    for k, same in enumerate(answer.in_place):
-        moved = [i for i, kept in enumerate(same) if kept is not True]
+    for k, (held, row) in enumerate(zip(answer.in_place, yours)):
+        # the arrays the parameters started with hold every step's values: updated in place, as whoever holds
+        # them (a model's layers) must see
+        moved = [i for i, (claim, value) in enumerate(zip(held, row))
+                 if not np.array_equal(ctx.array(claim, value.shape, msg.OPTIM_DATA.format(index=i, step=k + 1)),
+                                       value)]
         if moved:
             raise CheckFailed(msg.OPTIM_NOT_IN_PLACE.format(step=k + 1, index=moved[0], call=run.call, **head))
     expected = ctx.expected("torch.optim's steps", torch_steps, run)
