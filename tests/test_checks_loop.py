@@ -319,6 +319,18 @@ def test_fit_torch_that_does_not_move_batches_is_graded_where_the_move_shows(tmp
         assert graded["6.2"].status == SKIPPED
 
 
+@pytest.mark.slow
+def test_fit_torch_that_moves_batches_to_a_batch_loses_6_1(tmp_path):
+    """Does a fit_torch that moves its training inputs with xb.to(xb) (to a batch's own device: on a GPU the
+    model's inputs stay on the CPU) lose 6.1 on the CPU too, naming the first?"""
+    folder = submission(tmp_path, "torch_loop.py", ("xb, yb = xb.to(device), yb.to(device)",
+                                                    "xb, yb = xb.to(xb), yb.to(device)"))
+    message = assert_loses_only(results(folder, TORCH_TASKS), "6.1")
+    assert message == msg.TORCH_BATCH_NOT_MOVED.format(
+        count=9, total=36, device="cpu", which="the inputs of batch 1 in pass 1 over the training loader",
+        **head("6.1"))
+
+
 EMPTIES_ANSWERS = """
 
 import sys as _sys

@@ -20,7 +20,8 @@ from .verbs_loop import history_claim, weighted_loss
 
 
 def _device_of(args, kwargs) -> str | None:
-    """The device a ``.to(...)`` call names, as torch spells it, or None (a dtype only)."""
+    """The device a ``.to(...)`` call names, as torch spells it, or None (a dtype only, or a batch the loader
+    yielded: ``xb.to(xb)`` "moves" to where the loader's batches sit, which is a move on no device)."""
     import torch
 
     for value in (kwargs.get("device"), *args):
@@ -29,7 +30,7 @@ def _device_of(args, kwargs) -> str | None:
         if isinstance(value, (str, torch.device)):
             return str(torch.device(value))
         if isinstance(value, torch.Tensor):
-            return str(value.device)
+            return None if hasattr(value, "_watch") else str(value.device)
     return None
 
 

@@ -1,26 +1,64 @@
 """Mutation testing of the graders: how many small bugs planted in solutions/ do they catch?
 
-    python tests/benchmarks/mutation.py [--seed 0] [--count 320] [--files tensor.py,optim.py]
-                                        [--jobs N] [--json PATH] [--list]
+    python tests/benchmarks/mutation.py [--families classic,extended] [--seed 0] [--count 480]
+                                        [--files tensor.py,optim.py] [--ids ID,ID] [--jobs N]
+                                        [--json PATH] [--list]
     tox -e mutation -- --count 40 --jobs 2
 
 Each mutant is the reference solution with one small change inside one graded
 body (between ``### BEGIN SOLUTION`` and ``### END SOLUTION``; nothing else of
-the file changes, byte for byte): an operator swapped (+ -, * /, ** to *, // to
-/), a comparison swapped (< <=, > >=, == !=, is / is not, in / not in), and / or
-swapped, a constant changed (True False; 0 to 1, 1 to 0 or 2, n to n + 1, so
-axis=0 and keepdims=True are covered), a unary minus or ``not`` dropped, a
-unary minus added to an operand of arithmetic, ``x += y`` turned into
-``x = y`` or ``x -= y``, a statement replaced by ``pass`` (never the only one of
-a body), two adjacent positional arguments swapped, a slice bound dropped or
-moved by one, ``return x`` made ``return None`` (not in generators),
-``range(a)`` made ``range(a - 1)`` or ``range(1, a)`` (``range(a, b)``: a + 1 or
-b - 1), ``break`` and ``continue`` swapped. Mutants that do not compile, do not
-change the AST, or repeat another's source are left out.
+the file changes, byte for byte). The changes come in two families, picked with
+``--families`` (default both); tests/benchmarks/mutants.py finds them.
 
-From all those candidates a deterministic sample of ``--count`` (default 320)
-is drawn with ``--seed`` (default 0), spread over the files in proportion to
-their candidates. Each mutant is graded on its own file's tasks only, as a
+``classic``: an operator swapped (+ -, * /, ** to *, // to /), a comparison
+swapped (< <=, > >=, == !=, is / is not, in / not in), and / or swapped, a
+constant changed (True False; 0 to 1, 1 to 0 or 2, n to n + 1, so axis=0 and
+keepdims=True are covered), a unary minus or ``not`` dropped, a unary minus
+added to an operand of arithmetic, ``x += y`` turned into ``x = y`` or
+``x -= y``, a statement replaced by ``pass`` (never the only one of a body),
+two adjacent positional arguments swapped, a slice bound dropped or moved by
+one, ``return x`` made ``return None`` (not in generators), ``range(a)`` made
+``range(a - 1)`` or ``range(1, a)`` (``range(a, b)``: a + 1 or b - 1),
+``break`` and ``continue`` swapped.
+
+``extended``: a call swapped for a sibling (``call-``: np.sum mean, prod to
+sum, max min, amax amin, maximum minimum, argmax argmin, any all, std var,
+zeros_like ones_like, zeros ones, exp log, sqrt square, floor ceil; the same
+as methods, x.sum() x.mean() ...; the builtins min max, any all); a
+reduction's ``axis=`` or ``keepdims=`` dropped, or ``axis=0`` and
+``keepdims=True`` added where absent (``axis-``, ``keepdims-``); ``.grad`` and
+``.data`` swapped, read or written, and ``.T`` dropped (``attr-``); a copy or
+conversion dropped, leaving its operand (``copy-drop``: x.copy(), np.copy(x);
+``array-drop``, ``asarray-drop``: np.array(x, ...), np.asarray(x, ...);
+``astype-drop``, ``item-drop``, ``tolist-drop``; ``cast-float-drop``,
+``cast-int-drop``: float(x), int(x)) and np.array made np.asarray
+(``array-asarray``); np.float64 made np.float32 and a ``dtype=`` dropped
+(``dtype-``); a loop's or comprehension's iterable reversed (``loop-reverse``:
+``reversed(list(it))``, ``reversed(range(...))``), reversed() and sorted()
+dropped; a generator's seed dropped or moved by one (``rng-unseeded``,
+``rng-reseed``: default_rng(seed)), ``rng.permutation(n)`` made
+``np.arange(n)`` (``permutation-arange``), a generator ``rng`` (or ``x.rng``,
+``*_rng``) used as ``rng.f(...)`` replaced by ``np.random.default_rng()`` or
+by ``np.random.default_rng(0)`` drawn anew at each use (``rng-fresh``,
+``rng-fixed``); a local name read replaced by another local name (a
+parameter, variable, closure variable or comprehension variable, never
+``self``, a function or the function called) that the same statement reads or
+writes and that is bound on an earlier line (``var-old-new``); the condition
+of an if, a while, a conditional expression or a comprehension's filter
+negated (``if-negate``, ``while-negate``, ``ifexp-negate``,
+``filter-negate``; one already negated is left to not-drop); a try replaced
+by its body, else and finally blocks (``try-unwrap``: the handlers gone, the
+finally run only on success) and a with by its body (``with-unwrap``:
+``target = expr`` kept for each ``as``, the context never entered).
+
+Mutants that do not compile, do not change the AST, or repeat another's
+source are left out; the classic family is found first, so its mutants and ids
+do not depend on the extended one.
+
+From all those candidates a deterministic sample of ``--count`` (default 480)
+is drawn with ``--seed`` (default 0), spread over the families and files in
+proportion to their candidates (``--ids`` grades the mutants named instead,
+e.g. to check a fix). Each mutant is graded on its own file's tasks only, as a
 submission holding every solutions/*.py with the one file mutated. It is
 *killed* when any of those tasks does not pass (a skipped task, such as 6.2
 without CUDA, is ignored) and *survives* when all pass. A grader error also
@@ -30,396 +68,78 @@ reference (no grader could kill them), each with its reason; they are left out
 of the score. Ids carry line numbers, so an edit above a body moves them: the
 report names the EQUIVALENT entries that no longer match a mutant.
 
-Printed: per file the candidates, mutants graded, killed, survived, equivalent,
-grader errors and the score, killed / (mutants - equivalent) in percent; the
-same in total; every survivor with its id (``file:Lline:kind``, ``#n`` for the
-n-th of the same kind on a line) and a one-line diff; the seed, count and wall
-time. A figure, not a test: it always exits 0, except 2 when the reference
-itself fails one of its tasks (then no score means anything) and argparse's
-exit on bad arguments. ``--list`` prints the sample without grading it.
+Printed: per family and file the candidates, mutants graded, killed, survived,
+equivalent, grader errors and the score, killed / (mutants - equivalent) in
+percent; the same per family and in total; every survivor with its id
+(``file:Lline:kind``, ``#n`` for the n-th of the same kind on a line) and a
+one-line diff; the families, seed, count and wall time. A figure, not a test:
+it always exits 0, except 2 when the reference itself fails one of its tasks
+(then no score means anything) or ``--ids`` names no such mutant, and
+argparse's exit on bad arguments. ``--list`` prints the sample without
+grading it.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
-import bisect
 import json
 import multiprocessing
 import os
 import random
-import re
 import shutil
 import sys
 import tempfile
 import time
-from collections import Counter
-from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from graders.course.build import BEGIN, END
 from graders.paths import SOLUTIONS
 from graders.tasks import TASKS
 
+sys.path.insert(0, str(Path(__file__).parent))
+from mutants import FAMILIES, Mutant, marker_regions, mutants_of  # noqa: E402
+
 # Mutants reviewed and found equivalent to the reference: id -> why no grader can tell them apart.
 EQUIVALENT: dict[str, str] = {
-    "tensor.py:L180:neg-add#4": "(-y)**2 is y**2: negation is exact in floating point, so the squares are equal "
+    # classic
+    "tensor.py:L178:neg-add#4": "(-y)**2 is y**2: negation is exact in floating point, so the squares are equal "
                                 "bit for bit (only a NaN's sign bit can differ)",
     "torch_loop.py:L18:stmt-drop": "Module.to and Tensor.to take a device string, a torch.device or an index as "
                                    "torch.device() does, and fail on the same bad names, so converting first "
                                    "changes nothing",
-    "tensor.py:L60:const-1-0#2": "summing a size-1 axis only where the gradient is longer than 1 (!= 0 here, > 1 in "
+    "tensor.py:L58:const-1-0#2": "summing a size-1 axis only where the gradient is longer than 1 (!= 0 here, > 1 in "
                                  "a style of tests/corpus_correct) differs from the reference only on an axis "
                                  "stretched to length 0; the graders draw no such shape, on purpose, so that both "
                                  "readings of unbroadcast get full marks",
+    # extended
+    "torch_loop.py:L21:loop-reverse": "the loop variable _ is never read: reversed(range(epochs)) runs as many "
+                                      "epochs, and nothing else changes",
+    "train.py:L58:axis-add": "losses is a list of floats, 1-D, so axis=0 is all of it: the same mean bit for bit "
+                             "(nan for an empty list either way)",
+    "train.py:L111:dtype-drop": "history['train_loss'] is a list of Python floats (train_epoch returns floats, a "
+                                "resumed history comes from .tolist()), which numpy stores as float64 unasked, an "
+                                "empty list too",
+    "train.py:L112:array-asarray": "np.asarray of a list builds a new array as np.array does (only an ndarray "
+                                   "argument could be shared), and history['val_loss'] is a list",
+    "train.py:L35:cast-float-drop": "np.mean of a list of floats is an np.float64, a subclass of float with the same "
+                                    "value: arithmetic, comparisons, isinstance(x, float), json and the wire give "
+                                    "the same; only type(x) is float tells, and the contract asks for a float, "
+                                    "which it is",
+    "train.py:L58:cast-float-drop": "as train.py:L35:cast-float-drop: np.float64 is a float of the same value",
+    "tensor.py:L274:copy-drop": "the sum's gradient returned as np.broadcast_to's read-only view, not a copy: the "
+                                "same values and shape, and both are right, since the engine never writes into a "
+                                "rule's gradient (it adds into new arrays and copies into .grad) and PyTorch's "
+                                "SumBackward returns an expanded view too (grad.expand); only the writeable flag "
+                                "and the strides differ, which no grader reads, on purpose",
 }
 
+DEFAULT_COUNT = 480
 PASSED, SKIPPED, ERROR = "passed", "skipped", "grader error"
 KILLED, SURVIVED = "killed", "survived"
 
-BINOP_SWAPS = {ast.Add: (ast.Sub,), ast.Sub: (ast.Add,), ast.Mult: (ast.Div,), ast.Div: (ast.Mult,),
-               ast.Pow: (ast.Mult,), ast.FloorDiv: (ast.Div,)}
-AUGASSIGN_SWAPS = {ast.Add: (ast.Sub,), ast.Sub: (ast.Add,), ast.Mult: (ast.Div,), ast.Div: (ast.Mult,)}
-OP_SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**", ast.FloorDiv: "//",
-              ast.MatMult: "@"}
-OP_NAMES = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow",
-            ast.FloorDiv: "floordiv"}
-# Comparison: (pattern of its text, its name, the operator it becomes, that one's text).
-COMPARE_SWAPS = {
-    ast.Lt: (r"<", "lt", "lte", "<="), ast.LtE: (r"<=", "lte", "lt", "<"),
-    ast.Gt: (r">", "gt", "gte", ">="), ast.GtE: (r">=", "gte", "gt", ">"),
-    ast.Eq: (r"==", "eq", "noteq", "!="), ast.NotEq: (r"!=", "noteq", "eq", "=="),
-    ast.Is: (r"\bis\b", "is", "isnot", "is not"), ast.IsNot: (r"\bis\s+not\b", "isnot", "is", "is"),
-    ast.In: (r"\bin\b", "in", "notin", "not in"), ast.NotIn: (r"\bnot\s+in\b", "notin", "in", "in"),
-}
-# Operands that take "+ 1", "- 1" or a binary operator without parentheses.
-ATOMS = (ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.Constant)
-ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult)
 
-
-# ----- finding the graded bodies and the places to mutate -----
-
-@dataclass(frozen=True)
-class Edit:
-    """One replacement in a file: bytes [start, end) become ``new``."""
-
-    kind: str
-    line: int
-    start: int
-    end: int
-    new: str
-
-
-@dataclass(frozen=True)
-class Mutant:
-    file: str
-    id: str
-    kind: str
-    line: int
-    old: str  # the changed lines of the reference, on one line
-    new: str  # the same lines once mutated
-    source: str = field(repr=False)
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines as the AST counts them (at "\\n" only: str.splitlines also splits at form feeds)."""
-    return [line for line in re.split(r"(?<=\n)", text) if line]
-
-
-class Source:
-    """A file's text with byte offsets for the AST's (line, UTF-8 column) positions."""
-
-    def __init__(self, text: str):
-        self.text = text
-        self.data = text.encode()
-        self.lines = split_lines(text)
-        self.line_starts = [0]
-        for line in self.lines:
-            self.line_starts.append(self.line_starts[-1] + len(line.encode()))
-
-    def start(self, node: ast.AST) -> int:
-        return self.line_starts[node.lineno - 1] + node.col_offset
-
-    def end(self, node: ast.AST) -> int:
-        return self.line_starts[node.end_lineno - 1] + node.end_col_offset
-
-    def line_of(self, offset: int) -> int:
-        return bisect.bisect_right(self.line_starts, offset)
-
-    def between(self, start: int, end: int) -> str:
-        return self.data[start:end].decode()
-
-    def segment(self, node: ast.AST) -> str:
-        return self.between(self.start(node), self.end(node))
-
-    def apply(self, edit: Edit) -> str:
-        return (self.data[:edit.start] + edit.new.encode() + self.data[edit.end:]).decode()
-
-
-def marker_regions(text: str) -> list[tuple[int, int]]:
-    """(BEGIN line, END line) of every graded body, 1-based; the code lies strictly between them."""
-    regions, begin = [], None
-    for number, line in enumerate(text.splitlines(), start=1):
-        if BEGIN.match(line):
-            begin = number
-        elif END.match(line) and begin is not None:
-            regions.append((begin, number))
-            begin = None
-    return regions
-
-
-def in_regions(node: ast.AST, regions: list[tuple[int, int]]) -> bool:
-    return hasattr(node, "lineno") and any(b < node.lineno and node.end_lineno < e for b, e in regions)
-
-
-def operand_text(src: Source, node: ast.AST) -> str:
-    """``node``'s text, parenthesized unless ``text + 1`` or ``text - 1`` keeps its meaning."""
-    text = src.segment(node)
-    plain = isinstance(node, ATOMS) or isinstance(node, ast.BinOp) and isinstance(node.op, ARITHMETIC)
-    return text if plain else f"({text})"
-
-
-def find_in_gap(src: Source, start: int, end: int, pattern: str) -> tuple[int, int] | None:
-    """Byte span of the first match of ``pattern`` in [start, end) (an operator between two operands)."""
-    gap = src.data[start:end]
-    match = re.search(pattern.encode(), gap)
-    return (start + match.start(), start + match.end()) if match else None
-
-
-def binop_edits(src: Source, node: ast.BinOp) -> Iterator[Edit]:
-    for new_op in BINOP_SWAPS.get(type(node.op), ()):
-        span = find_in_gap(src, src.end(node.left), src.start(node.right), re.escape(OP_SYMBOLS[type(node.op)]))
-        if span:
-            kind = f"binop-{OP_NAMES[type(node.op)]}-{OP_NAMES[new_op]}"
-            yield Edit(kind, src.line_of(span[0]), *span, OP_SYMBOLS[new_op])
-
-
-def compare_edits(src: Source, node: ast.Compare) -> Iterator[Edit]:
-    lefts = [node.left, *node.comparators[:-1]]
-    for op, left, right in zip(node.ops, lefts, node.comparators):
-        pattern, name, new_name, new_text = COMPARE_SWAPS[type(op)]
-        span = find_in_gap(src, src.end(left), src.start(right), pattern)
-        if span:
-            yield Edit(f"cmp-{name}-{new_name}", src.line_of(span[0]), *span, new_text)
-
-
-def boolop_edits(src: Source, node: ast.BoolOp) -> Iterator[Edit]:
-    old, new = ("and", "or") if isinstance(node.op, ast.And) else ("or", "and")
-    start, end, text = src.start(node), src.end(node), src.segment(node).encode()
-    for left, right in reversed(list(zip(node.values, node.values[1:]))):
-        span = find_in_gap(src, src.end(left), src.start(right), rf"\b{old}\b")
-        if span is None:
-            return
-        text = text[:span[0] - start] + new.encode() + text[span[1] - start:]
-    yield Edit(f"boolop-{old}-{new}", node.lineno, start, end, text.decode())
-
-
-def constant_edits(src: Source, node: ast.Constant) -> Iterator[Edit]:
-    value = node.value
-    if isinstance(value, bool):
-        news = [not value]
-    elif isinstance(value, int | float):
-        news = {0: [1], 1: [0, 2]}.get(value, [value + 1])
-        news = [type(value)(n) for n in news]
-    else:
-        return
-    for new in news:
-        yield Edit(f"const-{value!r}-{new!r}", node.lineno, src.start(node), src.end(node), repr(new))
-
-
-def unaryop_edits(src: Source, node: ast.UnaryOp) -> Iterator[Edit]:
-    """Drop a unary minus or a ``not``: the text after the operator stays."""
-    if isinstance(node.op, ast.USub | ast.Not):
-        span = find_in_gap(src, src.start(node), src.start(node.operand), r"(-|\bnot\b)\s*")
-        if span:
-            kind = "neg-drop" if isinstance(node.op, ast.USub) else "not-drop"
-            yield Edit(kind, node.lineno, *span, "")
-
-
-def negate_edit(src: Source, node: ast.AST) -> Edit:
-    return Edit("neg-add", node.lineno, src.start(node), src.end(node), f"(-{src.segment(node)})")
-
-
-def negatable(node: ast.AST) -> bool:
-    return isinstance(node, ast.Name | ast.Attribute | ast.Subscript | ast.Call)
-
-
-def negation_edits(src: Source, node: ast.BinOp) -> Iterator[Edit]:
-    """Add a unary minus to an operand of arithmetic (numbers by construction, unlike a returned value)."""
-    if isinstance(node.op, ARITHMETIC):
-        yield from (negate_edit(src, side) for side in (node.left, node.right) if negatable(side))
-
-
-def augassign_edits(src: Source, node: ast.AugAssign) -> Iterator[Edit]:
-    op = type(node.op)
-    if op not in OP_NAMES:
-        return
-    span = find_in_gap(src, src.end(node.target), src.start(node.value), re.escape(OP_SYMBOLS[op] + "="))
-    if span is None:
-        return
-    yield Edit(f"aug-{OP_NAMES[op]}-assign", src.line_of(span[0]), *span, "=")
-    for new_op in AUGASSIGN_SWAPS.get(op, ()):
-        yield Edit(f"aug-{OP_NAMES[op]}-{OP_NAMES[new_op]}", src.line_of(span[0]), *span, OP_SYMBOLS[new_op] + "=")
-
-
-def statement_drop_edits(src: Source, node: ast.AST, regions) -> Iterator[Edit]:
-    """Replace a statement by ``pass``, in any body that holds more than one."""
-    bodies = (getattr(node, name, None) for name in ("body", "orelse", "finalbody"))
-    for body in (b for b in bodies if isinstance(b, list)):
-        if len(body) > 1:
-            for statement in body:
-                if in_regions(statement, regions):
-                    yield Edit("stmt-drop", statement.lineno, src.start(statement), src.end(statement), "pass")
-
-
-def argument_swap_edits(src: Source, node: ast.Call) -> Iterator[Edit]:
-    args = node.args
-    if len(args) < 2 or any(isinstance(a, ast.Starred) for a in args):
-        return
-    for first, second in zip(args, args[1:]):
-        gap = src.between(src.end(first), src.start(second))
-        yield Edit("args-swap", first.lineno, src.start(first), src.end(second),
-                   src.segment(second) + gap + src.segment(first))
-
-
-def slice_edits(src: Source, node: ast.Slice) -> Iterator[Edit]:
-    for name, step in (("lower", " + 1"), ("upper", " - 1"), ("step", None)):
-        bound = getattr(node, name)
-        if bound is None:
-            continue
-        yield Edit(f"slice-{name}-drop", bound.lineno, src.start(bound), src.end(bound), "")
-        if step and not isinstance(bound, ast.Constant):
-            kind = f"slice-{name}-{'inc' if step == ' + 1' else 'dec'}"
-            yield Edit(kind, bound.lineno, src.start(bound), src.end(bound), operand_text(src, bound) + step)
-
-
-def range_edits(src: Source, node: ast.Call) -> Iterator[Edit]:
-    if not (isinstance(node.func, ast.Name) and node.func.id == "range" and node.args and not node.keywords):
-        return
-    if len(node.args) == 1:
-        (stop,) = node.args
-        yield Edit("range-stop-dec", stop.lineno, src.start(stop), src.end(stop), operand_text(src, stop) + " - 1")
-        yield Edit("range-start-one", stop.lineno, src.start(stop), src.start(stop), "1, ")
-    else:
-        start, stop = node.args[:2]
-        yield Edit("range-start-inc", start.lineno, src.start(start), src.end(start), operand_text(src, start) + " + 1")
-        yield Edit("range-stop-dec", stop.lineno, src.start(stop), src.end(stop), operand_text(src, stop) + " - 1")
-
-
-def is_generator(function: ast.AST) -> bool:
-    """Whether ``function`` yields (nested functions and lambdas do not count)."""
-    stack = list(ast.iter_child_nodes(function))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.Yield | ast.YieldFrom):
-            return True
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-            stack.extend(ast.iter_child_nodes(node))
-    return False
-
-
-def return_none_edits(src: Source, node: ast.Return, function: ast.AST | None) -> Iterator[Edit]:
-    value = node.value
-    if value is None or isinstance(value, ast.Constant) and value.value is None:
-        return
-    if function is not None and not is_generator(function):
-        yield Edit("return-none", node.lineno, src.start(value), src.end(value), "None")
-
-
-def jump_edits(src: Source, node: ast.Break | ast.Continue) -> Iterator[Edit]:
-    kind, new = ("break-continue", "continue") if isinstance(node, ast.Break) else ("continue-break", "break")
-    yield Edit(kind, node.lineno, src.start(node), src.end(node), new)
-
-
-def enclosing_functions(tree: ast.AST) -> dict[int, ast.AST]:
-    """id(node) -> the innermost function definition holding it."""
-    found: dict[int, ast.AST] = {}
-
-    def visit(node: ast.AST, function: ast.AST | None) -> None:
-        for child in ast.iter_child_nodes(node):
-            found[id(child)] = function
-            inner = child if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) else function
-            visit(child, inner)
-
-    visit(tree, None)
-    return found
-
-
-def inside_fstrings(tree: ast.AST) -> set[int]:
-    """ids of the nodes inside f-strings, whose positions Python 3.11 does not always give right."""
-    return {id(inner) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for inner in ast.walk(node)}
-
-
-def edits_at(src: Source, node: ast.AST, regions, functions) -> Iterator[Edit]:
-    """Every edit of one node (a statement's own edits only, not its children's)."""
-    yield from statement_drop_edits(src, node, regions)
-    if not in_regions(node, regions):
-        return
-    if isinstance(node, ast.BinOp):
-        yield from binop_edits(src, node)
-        yield from negation_edits(src, node)
-    elif isinstance(node, ast.Compare):
-        yield from compare_edits(src, node)
-    elif isinstance(node, ast.BoolOp):
-        yield from boolop_edits(src, node)
-    elif isinstance(node, ast.Constant):
-        yield from constant_edits(src, node)
-    elif isinstance(node, ast.UnaryOp):
-        yield from unaryop_edits(src, node)
-    elif isinstance(node, ast.AugAssign):
-        yield from augassign_edits(src, node)
-    elif isinstance(node, ast.Call):
-        yield from argument_swap_edits(src, node)
-        yield from range_edits(src, node)
-    elif isinstance(node, ast.Slice):
-        yield from slice_edits(src, node)
-    elif isinstance(node, ast.Return):
-        yield from return_none_edits(src, node, functions.get(id(node)))
-    elif isinstance(node, ast.Break | ast.Continue):
-        yield from jump_edits(src, node)
-
-
-def one_line(lines: list[str], limit: int = 110) -> str:
-    text = " ".join(line.strip() for line in lines)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
-def changed_lines(src: Source, edit: Edit, mutated: str) -> tuple[str, str]:
-    """The lines an edit touches, before and after, each squeezed onto one line."""
-    first, last = src.line_of(edit.start), src.line_of(max(edit.end - 1, edit.start))
-    return one_line(src.lines[first - 1:last]), one_line(split_lines(mutated)[first - 1:first + edit.new.count("\n")])
-
-
-def mutants_of(name: str, text: str) -> list[Mutant]:
-    """Every valid first-order mutant of one solution file, in source order."""
-    tree, src, regions = ast.parse(text), Source(text), marker_regions(text)
-    functions, skipped = enclosing_functions(tree), inside_fstrings(tree)
-    edits = sorted({edit for node in ast.walk(tree) if id(node) not in skipped
-                    for edit in edits_at(src, node, regions, functions)},
-                   key=lambda e: (e.start, e.end, e.kind, e.new))
-    reference, seen, mutants, numbers = ast.dump(tree), {text}, [], Counter()
-    for edit in edits:
-        numbers[edit.line, edit.kind] += 1
-        number = numbers[edit.line, edit.kind]
-        mutant_id = f"{name}:L{edit.line}:{edit.kind}" + (f"#{number}" if number > 1 else "")
-        mutated = src.apply(edit)
-        if mutated in seen or not compiles(mutated, name) or ast.dump(ast.parse(mutated)) == reference:
-            continue
-        seen.add(mutated)
-        old, new = changed_lines(src, edit, mutated)
-        mutants.append(Mutant(name, mutant_id, edit.kind, edit.line, old, new, mutated))
-    return mutants
-
-
-def compiles(text: str, name: str) -> bool:
-    try:
-        compile(text, name, "exec")
-    except (SyntaxError, ValueError):
-        return False
-    return True
-
+# ----- the files -----
 
 def graded_files() -> list[str]:
     """The solution files with graded bodies and tasks, e.g. ["data.py", "optim.py", ...]."""
@@ -431,10 +151,16 @@ def tasks_of(name: str) -> tuple[str, ...]:
     return tuple(task.id for task in TASKS if task.module == Path(name).stem)
 
 
+def candidates_of(files: list[str]) -> dict[tuple[str, str], list[Mutant]]:
+    """(family, file) -> every mutant of that family in that file, for every family."""
+    found = {name: mutants_of(name, (SOLUTIONS / name).read_text()) for name in files}
+    return {(family, name): [m for m in found[name] if m.family == family] for family in FAMILIES for name in files}
+
+
 # ----- the sample -----
 
-def shares(sizes: dict[str, int], count: int) -> dict[str, int]:
-    """``count`` split over the files in proportion to ``sizes`` (largest remainders; never above a size)."""
+def shares(sizes: dict, count: int) -> dict:
+    """``count`` split over the groups in proportion to ``sizes`` (largest remainders; never above a size)."""
     total = sum(sizes.values())
     if count >= total:
         return dict(sizes)
@@ -446,12 +172,15 @@ def shares(sizes: dict[str, int], count: int) -> dict[str, int]:
     return given
 
 
-def sample(candidates: dict[str, list[Mutant]], count: int, seed: int) -> list[Mutant]:
-    """A deterministic sample: each file's share drawn with its own ``Random(f"{seed}:{file}")``."""
+def sample(candidates: dict[tuple[str, str], list[Mutant]], count: int, seed: int) -> list[Mutant]:
+    """A deterministic sample: each (family, file)'s share drawn with its own generator,
+    ``Random(f"{seed}:{file}")`` for the classic family (the samples drawn before the extended family
+    existed) and ``Random(f"{seed}:{family}:{file}")`` for the others."""
     chosen = []
-    for name, share in shares({n: len(m) for n, m in candidates.items()}, count).items():
-        picked = random.Random(f"{seed}:{name}").sample(range(len(candidates[name])), share)
-        chosen += [candidates[name][i] for i in sorted(picked)]
+    for (family, name), share in shares({g: len(m) for g, m in candidates.items()}, count).items():
+        key = f"{seed}:{name}" if family == "classic" else f"{seed}:{family}:{name}"
+        picked = random.Random(key).sample(range(len(candidates[family, name])), share)
+        chosen += [candidates[family, name][i] for i in sorted(picked)]
     return chosen
 
 
@@ -461,6 +190,7 @@ def sample(candidates: dict[str, list[Mutant]], count: int, seed: int) -> list[M
 class Outcome:
     id: str
     file: str
+    family: str
     verdict: str  # killed or survived
     grader_error: bool
     seconds: float
@@ -486,16 +216,16 @@ def grade_file(name: str, text: str) -> tuple[dict[str, str], dict[str, str]]:
     return statuses, lost
 
 
-def grade_mutant(mutant_id: str, name: str, text: str) -> Outcome:
+def grade_mutant(mutant_id: str, family: str, name: str, text: str) -> Outcome:
     start = time.perf_counter()
     try:
         statuses, lost = grade_file(name, text)
     except Exception as error:  # noqa: BLE001 - a crash of grade() is reported as a grader error
         statuses, lost = {}, {"grade()": f"{type(error).__name__}: {error}"[:200]}
-        return Outcome(mutant_id, name, KILLED, True, time.perf_counter() - start, statuses, lost)
+        return Outcome(mutant_id, name, family, KILLED, True, time.perf_counter() - start, statuses, lost)
     verdict = KILLED if lost else SURVIVED
     error = any(status == ERROR for status in statuses.values())
-    return Outcome(mutant_id, name, verdict, error, time.perf_counter() - start, statuses, lost)
+    return Outcome(mutant_id, name, family, verdict, error, time.perf_counter() - start, statuses, lost)
 
 
 def pool(jobs: int) -> ProcessPoolExecutor:
@@ -507,7 +237,8 @@ def check_reference(files: list[str], jobs: int) -> list[str]:
     """Grade the unmutated solutions, once per file; the problems found (none when all pass)."""
     problems = []
     with pool(jobs) as executor:
-        futures = [executor.submit(grade_mutant, f"{name}:reference", name, (SOLUTIONS / name).read_text())
+        futures = [executor.submit(grade_mutant, f"{name}:reference", "none", name,
+                                   (SOLUTIONS / name).read_text())
                    for name in files]
         for future in as_completed(futures):
             outcome = future.result()
@@ -518,7 +249,7 @@ def check_reference(files: list[str], jobs: int) -> list[str]:
 def grade_all(mutants: list[Mutant], jobs: int) -> list[Outcome]:
     outcomes, start = [], time.perf_counter()
     with pool(jobs) as executor:
-        futures = [executor.submit(grade_mutant, m.id, m.file, m.source) for m in mutants]
+        futures = [executor.submit(grade_mutant, m.id, m.family, m.file, m.source) for m in mutants]
         for done, future in enumerate(as_completed(futures), start=1):
             outcome = future.result()
             outcomes.append(outcome)
@@ -541,28 +272,40 @@ def tally(outcomes: list[Outcome], candidates: int) -> dict:
             "score": round(100 * killed / scored, 1) if scored else None}
 
 
-def summarize(candidates: dict[str, list[Mutant]], mutants: list[Mutant], outcomes: list[Outcome]) -> dict:
+def summarize(candidates: dict[tuple[str, str], list[Mutant]], mutants: list[Mutant], outcomes: list[Outcome],
+              every_id: set[str]) -> dict:
+    """The figures; ``every_id`` holds the ids of every family's mutants of the files, so that an
+    EQUIVALENT entry of a family not graded now is not taken for a stale one."""
     by_id = {m.id: m for m in mutants}
-    files = {name: tally([o for o in outcomes if o.file == name], len(candidates[name])) for name in candidates}
+    families = dict.fromkeys(family for family, _ in candidates)
+    per_family = {family: {name: tally([o for o in outcomes if (o.family, o.file) == (family, name)], len(c))
+                           for (f, name), c in candidates.items() if f == family} for family in families}
+    family_totals = {family: tally([o for o in outcomes if o.family == family],
+                                   sum(len(c) for (f, _), c in candidates.items() if f == family))
+                     for family in families}
     described = [{**asdict(o), "line": by_id[o.id].line, "kind": by_id[o.id].kind, "old": by_id[o.id].old,
                   "new": by_id[o.id].new, "equivalent": EQUIVALENT.get(o.id)} for o in outcomes]
     return {
-        "per_file": files,
+        "per_family": per_family,
+        "family_total": family_totals,
         "total": tally(outcomes, sum(len(c) for c in candidates.values())),
         "survivors": [d for d in described if d["verdict"] == SURVIVED and not d["equivalent"]],
         "grader_errors": [d for d in described if d["grader_error"]],
         "equivalent_killed": [d for d in described if d["equivalent"] and d["verdict"] == KILLED],
-        "stale_equivalent": sorted(set(EQUIVALENT) - {m.id for c in candidates.values() for m in c}),
+        "stale_equivalent": sorted(i for i in set(EQUIVALENT) - every_id
+                                   if i.split(":")[0] in {name for _, name in candidates}),
         "mutants": described,
     }
 
 
 def print_table(summary: dict) -> None:
     columns = ("candidates", "mutants", "killed", "survived", "equivalent", "grader_errors", "score")
-    print(f"{'file':<14}" + "".join(f"{c.replace('_', ' '):>14}" for c in columns))
-    for name, row in [*summary["per_file"].items(), ("total", summary["total"])]:
+    print(f"{'family':<10}{'file':<14}" + "".join(f"{c.replace('_', ' '):>14}" for c in columns))
+    rows = [(family, name, row) for family, files in summary["per_family"].items()
+            for name, row in [*files.items(), ("total", summary["family_total"][family])]]
+    for family, name, row in [*rows, ("all", "total", summary["total"])]:
         score = "-" if row["score"] is None else f"{row['score']:.1f}%"
-        print(f"{name:<14}" + "".join(f"{row[c]:>14}" for c in columns[:-1]) + f"{score:>14}")
+        print(f"{family:<10}{name:<14}" + "".join(f"{row[c]:>14}" for c in columns[:-1]) + f"{score:>14}")
 
 
 def print_mutants(title: str, described: list[dict], detail: bool = False) -> None:
@@ -575,7 +318,7 @@ def print_mutants(title: str, described: list[dict], detail: bool = False) -> No
 
 def print_report(summary: dict, args: argparse.Namespace, seconds: float) -> None:
     print(f"mutation testing of the graders: solutions {SOLUTIONS}")
-    print(f"seed {args.seed}, count {args.count}, jobs {args.jobs}\n")
+    print(f"families {','.join(args.families)}, seed {args.seed}, count {args.count}, jobs {args.jobs}\n")
     print_table(summary)
     print_mutants("survivors: graded as correct (a gap in the graders, or equivalent: then add it to EQUIVALENT)",
                   summary["survivors"])
@@ -599,10 +342,15 @@ def print_sample(mutants: list[Mutant]) -> None:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
-    parser.add_argument("--count", type=int, default=320, help="mutants to grade (default 320; all if fewer)")
+    parser.add_argument("--count", type=int, default=DEFAULT_COUNT,
+                        help=f"mutants to grade (default {DEFAULT_COUNT}; all if fewer)")
+    parser.add_argument("--families", default=",".join(FAMILIES),
+                        help=f"comma-separated families of mutants (default {','.join(FAMILIES)})")
     parser.add_argument("--files", default=None, help="comma-separated solution files, e.g. tensor.py,optim.py")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="mutants graded at once")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures and every mutant here")
+    parser.add_argument("--ids", default=None,
+                        help="comma-separated mutant ids to grade instead of a sample (of --families and --files)")
     parser.add_argument("--list", action="store_true", help="print the sample and stop (no grading)")
     args = parser.parse_args(argv)
     known = graded_files()
@@ -610,6 +358,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     unknown = [f for f in args.files if f not in known]
     if unknown or not args.files:
         parser.error(f"--files: {', '.join(unknown) or 'none given'}; expected some of {', '.join(known)}")
+    args.families = [f.strip() for f in args.families.split(",") if f.strip()]
+    unknown = [f for f in args.families if f not in FAMILIES]
+    if unknown or not args.families:
+        parser.error(f"--families: {', '.join(unknown) or 'none given'}; expected some of {', '.join(FAMILIES)}")
+    args.families = [f for f in FAMILIES if f in args.families]
+    args.ids = None if args.ids is None else [i.strip() for i in args.ids.split(",") if i.strip()]
     if args.count < 0 or args.jobs < 1:
         parser.error("--count must be >= 0 and --jobs >= 1")
     return args
@@ -618,8 +372,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     start = time.perf_counter()
-    candidates = {name: mutants_of(name, (SOLUTIONS / name).read_text()) for name in args.files}
-    chosen = sample(candidates, args.count, args.seed)
+    every = candidates_of(args.files)
+    candidates = {group: mutants for group, mutants in every.items() if group[0] in args.families}
+    every_id = {m.id for mutants in every.values() for m in mutants}
+    if args.ids:
+        unknown = sorted(set(args.ids) - every_id)
+        if unknown:
+            print(f"mutation.py: --ids: no such mutant: {', '.join(unknown)}", file=sys.stderr)
+            return 2
+        chosen = [m for mutants in candidates.values() for m in mutants if m.id in set(args.ids)]
+    else:
+        chosen = sample(candidates, args.count, args.seed)
     if args.list:
         print_sample(chosen)
         return 0
@@ -629,11 +392,12 @@ def main(argv: list[str] | None = None) -> int:
               "anything; fix the graders or solutions/ first:\n  " + "\n  ".join(problems), file=sys.stderr)
         return 2
     outcomes = grade_all(chosen, args.jobs)
-    summary = summarize(candidates, chosen, outcomes)
+    summary = summarize(candidates, chosen, outcomes, every_id)
     seconds = time.perf_counter() - start
     print_report(summary, args, seconds)
     if args.json:
-        meta = {"seed": args.seed, "count": args.count, "jobs": args.jobs, "files": args.files,
+        meta = {"families": args.families, "seed": args.seed, "count": args.count, "jobs": args.jobs,
+                "files": args.files,
                 "solutions": str(SOLUTIONS), "wall_seconds": round(seconds, 1)}
         args.json.write_text(json.dumps({**meta, **summary}, indent=2) + "\n")
     return 0
