@@ -367,6 +367,11 @@ TENSOR = (
             "node.grad = np.asarray(g, dtype=np.float64) if node.grad is None", ("2.2",),
             "stores the array that reaches a leaf, not a copy: the caller's grad array, or one array shared by two "
             "leaves, so changing one changes the other"),
+    _tensor("engine_stores_rule_ints",
+            "node.grad = np.array(g, dtype=np.float64) if node.grad is None",
+            "node.grad = np.array(g) if node.grad is None", ("2.2",),
+            "stores what reaches a leaf in its own dtype: an op whose rule returns integers leaves an integer .grad, "
+            "where PyTorch's is float64 (a mutant the graders let through, issue 27)"),
     # ----- 2.3 no_grad -----
     _tensor("no_grad_without_finally", NO_GRAD_BODY, """\
     global _grad_enabled

@@ -301,34 +301,31 @@ def test_a_known_mistake_in_fit_torch_loses_only_6_1(tmp_path, mistake):
     assert message.endswith(text) or text in message.splitlines()[0], message
 
 
+UNMOVED = {  # a fit_torch that leaves batches behind: the change, and how many of the 36 batch tensors stay
+    "never moves its training batches": (("            xb, yb = xb.to(device), yb.to(device)\n", ""), 18),
+    # to a batch's own device: on a GPU the model's inputs stay on the CPU
+    "moves its training inputs with xb.to(xb)": (("xb, yb = xb.to(device), yb.to(device)",
+                                                  "xb, yb = xb.to(xb), yb.to(device)"), 9),
+}
+
+
 @pytest.mark.slow
-def test_fit_torch_that_does_not_move_batches_is_graded_where_the_move_shows(tmp_path):
-    """A fit_torch that never moves its training batches: on the CPU the move changes nothing the judge can see,
-    so 6.1 passes and says that it was not graded here; on CUDA, 6.2 fails naming the first batch. (The worker's
+@pytest.mark.parametrize("mistake", list(UNMOVED))
+def test_fit_torch_that_leaves_batches_behind_is_graded_where_the_move_shows(tmp_path, mistake):
+    """A fit_torch that leaves batches on the CPU: there a move changes nothing the judge can see, so 6.1 passes
+    and says that it was not graded here; on CUDA, 6.2 fails naming the first batch left behind. (The worker's
     notes of .to() calls are the submission's to rewrite: they may cost a point only where the numbers show it.)"""
-    folder = submission(tmp_path, "torch_loop.py", ("            xb, yb = xb.to(device), yb.to(device)\n", ""))
-    graded = results(folder, TORCH_TASKS)
+    replacement, count = UNMOVED[mistake]
+    graded = results(submission(tmp_path, "torch_loop.py", replacement), TORCH_TASKS)
     assert graded["6.1"].status == PASSED, graded["6.1"].message
     assert graded["6.1"].message.splitlines()[1:] == [msg.NOT_GRADED_HERE.format(what=msg.TORCH_MOVES_NOT_SEEN)]
     if CUDA_STATUS == PASSED:
         assert graded["6.2"].status == FAILED
         assert graded["6.2"].message == msg.TORCH_BATCH_NOT_MOVED.format(
-            count=18, total=36, device="cuda", which="the inputs of batch 1 in pass 1 over the training loader",
+            count=count, total=36, device="cuda", which="the inputs of batch 1 in pass 1 over the training loader",
             **head("6.2"))
     else:
         assert graded["6.2"].status == SKIPPED
-
-
-@pytest.mark.slow
-def test_fit_torch_that_moves_batches_to_a_batch_loses_6_1(tmp_path):
-    """Does a fit_torch that moves its training inputs with xb.to(xb) (to a batch's own device: on a GPU the
-    model's inputs stay on the CPU) lose 6.1 on the CPU too, naming the first?"""
-    folder = submission(tmp_path, "torch_loop.py", ("xb, yb = xb.to(device), yb.to(device)",
-                                                    "xb, yb = xb.to(xb), yb.to(device)"))
-    message = assert_loses_only(results(folder, TORCH_TASKS), "6.1")
-    assert message == msg.TORCH_BATCH_NOT_MOVED.format(
-        count=9, total=36, device="cpu", which="the inputs of batch 1 in pass 1 over the training loader",
-        **head("6.1"))
 
 
 EMPTIES_ANSWERS = """

@@ -241,13 +241,20 @@ def engine_errors(package, x, given, later, dtypes):
         scenario.__name__ = f"grad_in_{dtype}"
         return scenario
 
+    def rule_returns_ints():
+        # an op whose rule returns integers (as a student's own rule may): what reaches the leaf is stored as float64
+        leaf = T.Tensor(x, requires_grad=True)
+        T.op(2.0 * x, (leaf,), lambda g: (np.array([1, -2, 3]),)).backward(np.ones_like(x))
+        return claim(leaf.grad)
+
     scenarios = [no_grad_root, implicit_nonscalar, one_element, frozen_leaf, accumulate, zero_d_leaf,
                  given_as("grad_as_tensor", lambda: T.Tensor(np.array([1.0, -2.0, 0.5]))),
                  given_as("grad_as_list", lambda: [1.0, -2.0, 0.5]),
                  # a coefficient of 1 hands the given grad on as it is: integers stay integers unless converted
                  given_as("grad_as_ints", lambda: np.array([2, -1, 3]), coef=1.0),
                  *(wrong_shape_grad(shape) for shape in (x.shape + (2,), (1,), (), x.shape + (1,))),
-                 leaf_root, leaf_root_given, shared_upstream, *(given_in(dtype) for dtype in dtypes)]
+                 leaf_root, leaf_root_given, shared_upstream, *(given_in(dtype) for dtype in dtypes),
+                 rule_returns_ints]
     return {s.__name__: _attempt((Serving.package_root,), s) for s in scenarios}
 
 

@@ -67,6 +67,9 @@ EQUIVALENT lists the mutants reviewed and found to behave exactly as the
 reference (no grader could kill them), each with its reason; they are left out
 of the score. Ids carry line numbers, so an edit above a body moves them: the
 report names the EQUIVALENT entries that no longer match a mutant.
+SEEN_ON_CUDA_ONLY lists mutants that leave a tensor on the CPU: only 6.2, on
+CUDA, can see them, so on a machine without CUDA they are reported apart and
+left out of the score.
 
 Printed: per family and file the candidates, mutants graded, killed, survived,
 equivalent, grader errors and the score, killed / (mutants - equivalent) in
@@ -135,6 +138,15 @@ EQUIVALENT: dict[str, str] = {
 }
 
 DEFAULT_COUNT = 480
+# Mutants that only a GPU can tell apart from the reference: each leaves a batch or the model on the CPU, which on
+# the CPU changes no number, so 6.1 does not grade it there (docs/security.md) and only 6.2, on CUDA, sees it.
+# Without CUDA they are left out of the score, reported apart; with it they count as any other.
+SEEN_ON_CUDA_ONLY: dict[str, str] = {
+    "torch_loop.py:L25:var-device-xb": "xb.to(xb): the training inputs stay where they were",
+    "torch_loop.py:L35:var-device-xb": "xb.to(xb): the validation inputs stay where they were",
+    "torch_loop.py:L35:var-device-yb#2": "yb.to(yb): the validation targets stay where they were",
+}
+
 PASSED, SKIPPED, ERROR = "passed", "skipped", "grader error"
 KILLED, SURVIVED = "killed", "survived"
 
@@ -262,13 +274,23 @@ def grade_all(mutants: list[Mutant], jobs: int) -> list[Outcome]:
 
 # ----- the figures -----
 
+def unseen_here() -> dict[str, str]:
+    """The mutants this machine cannot tell apart from the reference: SEEN_ON_CUDA_ONLY, without CUDA."""
+    import torch
+
+    return {} if torch.cuda.is_available() else SEEN_ON_CUDA_ONLY
+
+
 def tally(outcomes: list[Outcome], candidates: int) -> dict:
+    unseen = unseen_here()
     equivalent = [o for o in outcomes if o.id in EQUIVALENT]
-    counted = [o for o in outcomes if o.id not in EQUIVALENT]
+    not_here = [o for o in outcomes if o.id in unseen and o.id not in EQUIVALENT]
+    counted = [o for o in outcomes if o.id not in EQUIVALENT and o.id not in unseen]
     killed = sum(o.verdict == KILLED for o in counted)
     scored = len(counted)
     return {"candidates": candidates, "mutants": len(outcomes), "killed": killed, "survived": scored - killed,
-            "equivalent": len(equivalent), "grader_errors": sum(o.grader_error for o in outcomes),
+            "equivalent": len(equivalent), "cuda_only": len(not_here),
+            "grader_errors": sum(o.grader_error for o in outcomes),
             "score": round(100 * killed / scored, 1) if scored else None}
 
 
@@ -289,7 +311,9 @@ def summarize(candidates: dict[tuple[str, str], list[Mutant]], mutants: list[Mut
         "per_family": per_family,
         "family_total": family_totals,
         "total": tally(outcomes, sum(len(c) for c in candidates.values())),
-        "survivors": [d for d in described if d["verdict"] == SURVIVED and not d["equivalent"]],
+        "survivors": [d for d in described if d["verdict"] == SURVIVED and not d["equivalent"]
+                      and d["id"] not in unseen_here()],
+        "cuda_only": [d for d in described if d["id"] in unseen_here() and not d["equivalent"]],
         "grader_errors": [d for d in described if d["grader_error"]],
         "equivalent_killed": [d for d in described if d["equivalent"] and d["verdict"] == KILLED],
         "stale_equivalent": sorted(i for i in set(EQUIVALENT) - every_id
@@ -299,7 +323,7 @@ def summarize(candidates: dict[tuple[str, str], list[Mutant]], mutants: list[Mut
 
 
 def print_table(summary: dict) -> None:
-    columns = ("candidates", "mutants", "killed", "survived", "equivalent", "grader_errors", "score")
+    columns = ("candidates", "mutants", "killed", "survived", "equivalent", "cuda_only", "grader_errors", "score")
     print(f"{'family':<10}{'file':<14}" + "".join(f"{c.replace('_', ' '):>14}" for c in columns))
     rows = [(family, name, row) for family, files in summary["per_family"].items()
             for name, row in [*files.items(), ("total", summary["family_total"][family])]]
@@ -322,6 +346,9 @@ def print_report(summary: dict, args: argparse.Namespace, seconds: float) -> Non
     print_table(summary)
     print_mutants("survivors: graded as correct (a gap in the graders, or equivalent: then add it to EQUIVALENT)",
                   summary["survivors"])
+    if summary["cuda_only"]:
+        print_mutants("seen only on CUDA, left out of the score on this machine (SEEN_ON_CUDA_ONLY)",
+                      summary["cuda_only"])
     if summary["grader_errors"]:
         print_mutants("grader errors (counted as killed, but a bug of the graders)", summary["grader_errors"], True)
     if summary["equivalent_killed"]:

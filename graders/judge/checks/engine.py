@@ -202,6 +202,8 @@ def owned_grads():
     for dtype in GIVEN_DTYPES:
         yield (f"grad_in_{dtype}", f"(1*x + 1*x + 3*x).backward({given}.astype({dtype!r}))",
                [5.0 * GIVEN.astype(dtype).astype(np.float64)], msg.HINT_GRAD_DTYPE)
+    yield ("rule_returns_ints", "backward(np.ones(3)) on an op whose backward rule returns np.array([1, -2, 3])",
+           [np.array([1.0, -2.0, 3.0])], msg.HINT_GRAD_COPY)
 
 
 def scenario(ctx: Context, scenarios: dict, name: str, doing: str):
