@@ -345,6 +345,25 @@ FIT_E2E_ABOVE_BAR = ("Task {task} ({title}): after the lesson's run on your whol
                      "  hint: where fit itself passed (the rungs above), look at your engine, optimizer and "
                      "DataLoader (tasks 1-4 grade each one)")
 
+FIT_E2E_REPLAY = ("the judge's replay of the same run: torch, float64, from the same initial weights (drawn "
+                  "from default_rng({seed}) as nn.Linear draws them), SGD lr={lr:g} over the batches your DataLoader "
+                  "yielded, epoch by epoch")
+FIT_E2E_REPLAY_INPUTS = ("  the lesson's run ({setup}); the judge noted which of the {n} points each of your "
+                         "DataLoader's batches held, and replayed the run over them")
+HINT_FIT_E2E_REPLAY = ("a correct stack reproduces the replay to about 1e-15; weights that reach the noise floor "
+                       "another way (another run, or a shortcut) are not the lesson's run. Where fit itself passed "
+                       "(the rungs above), look at your engine and optimizer (tasks 1-3 grade each one)")
+FIT_E2E_PASSES = ("Task {task} ({title}): during the lesson's run ({setup}), fit iterated the DataLoader {got} "
+                  "time(s), expected {epochs}: one pass per epoch.")
+FIT_E2E_EPOCH = ("Task {task} ({title}): during the lesson's run ({setup}), pass {index} over your DataLoader {got}; "
+                 "expected each of the {n} points exactly once, in batches of {batch_size}{last}.\n"
+                 "  hint: the judge replays the run over the batches your DataLoader yields, so they must be the "
+                 "lesson's: look at your DataLoader (tasks 4.1 and 4.2 grade it)")
+FIT_E2E_EPOCH_UNKNOWN = "held an x that is not one of the run's points"
+FIT_E2E_EPOCH_SIZES = "came in batches of {sizes}"
+FIT_E2E_EPOCH_COVER = "held {distinct} distinct points in {rows} rows"
+FIT_E2E_EPOCH_LAST = " (the last one smaller)"
+
 CKPT_NOT_AT_PATH = ("Task {task} ({title}): after fit(..., checkpoint={path!r}) there is no file at {path!r}; "
                     "{found}.\n  hint: {hint}")
 CKPT_FOUND = "the folder holds {names}"

@@ -192,6 +192,40 @@ def test_the_end_to_end_rung_computes_the_mse_itself(tmp_path):
         **head("5.4")))
 
 
+def test_the_end_to_end_rung_replays_the_loaders_own_permutation(tmp_path):
+    """Does a DataLoader that shuffles its own way (rng.shuffle of the indices, where the reference draws
+    rng.permutation) still pass 5.4: the judge replays the run over the batches the loader yielded?"""
+    folder = submission(tmp_path, "data.py", (
+        "order = self.rng.permutation(n) if self.shuffle else np.arange(n)",
+        "order = np.arange(n)\n        if self.shuffle:\n            self.rng.shuffle(order)"))
+    [result] = grade(folder, task_ids=("5.4",)).results
+    assert result.status == PASSED, result.message
+
+
+def test_the_end_to_end_rung_wants_the_lessons_run(tmp_path):
+    """With an SGD whose steps are 10% too long, the run still reaches the noise floor: does 5.4 fail on the judge's
+    replay of the lesson's run, saying what it replayed?"""
+    folder = submission(tmp_path, "optim.py", ("            p.data -= self.lr * d\n",
+                                               "            p.data -= 1.1 * self.lr * d\n"))
+    [result] = grade(folder, task_ids=("5.4",)).results
+    assert result.status == FAILED
+    assert result.message.startswith(msg.WRONG_VALUE_HEAD.format(what="layers.0.weight after the lesson's run",
+                                                                 **head("5.4")))
+    assert msg.FIT_E2E_REPLAY.format(seed=0, lr=0.02) in result.message
+
+
+def test_the_end_to_end_rung_wants_one_pass_per_epoch(tmp_path):
+    """Does a fit that makes an extra pass over its training loader at the end (for a final training loss) fail 5.4,
+    saying so? (The judge's replay follows the loader's passes, one per epoch.)"""
+    folder = submission(tmp_path, "train.py", ("    return history\n    ### END SOLUTION",
+                                               "    history[\"final\"] = evaluate(model, train_loader, loss_fn)\n"
+                                               "    return history\n    ### END SOLUTION"))
+    [result] = grade(folder, task_ids=("5.4",)).results
+    assert result.message == msg.FIT_E2E_PASSES.format(
+        got=301, epochs=300, setup=msg.FIT_E2E_SETUP.format(lr=0.02, batch_size=32, epochs=300,
+                                                            data=msg.E2E_LESSON_DATA), **head("5.4"))
+
+
 def test_the_end_to_end_rung_needs_the_whole_stack(tmp_path):
     """Does a submission of train.py alone pass 5.1 but fail 5.4's end-to-end rung, naming the missing file?"""
     by_id = results(submission(tmp_path, only={"train.py"}), ("5.1", "5.4"))

@@ -119,6 +119,7 @@ class Fit:
 class FitEndToEnd:
     params: list[Claim]
     train_loss: list[float] | None = None
+    passes: list[dict] | None = None  # each pass over the DataLoader: {"order": rows of X, "sizes": of each batch}
 
 
 @dataclass(frozen=True)

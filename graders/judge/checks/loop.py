@@ -431,6 +431,58 @@ def check_fit(ctx: Context, setup: Setup, epochs: int, *, with_val: bool, shuffl
 LESSON = lesson.LESSON
 END_TO_END_TIMEOUT = 60.0
 END_TO_END_MODULES = ("tensor", "optim", "data", "train")
+END_TO_END_NAMES = ["layers.0.weight", "layers.0.bias", "layers.2.weight", "layers.2.bias"]
+# How close the run's final weights must be to the judge's replay. Correct engines (solutions/ and every style of
+# tests/corpus_correct) land within 1.6e-15 of it on the lesson's data and on keyed data; noise of 1e-11 (relative)
+# added to every gradient of every step ends within 4.3e-12 (SGD at this rate damps rounding differences rather than
+# growing them). Weights from anywhere else (least squares on ReLU features, another run) are off by 0.01 or more.
+REPLAY_TOL = Tolerance(rtol=1e-6, atol=1e-8)
+
+
+def read_passes(ctx: Context, passes: list | None, n: int, text: str) -> np.ndarray:
+    """The order of the run's points in each pass fit made over the DataLoader (the worker noted them), one row per
+    epoch: exactly LESSON["epochs"] passes, each every point once in batches of LESSON["batch_size"]."""
+    epochs, size = LESSON["epochs"], LESSON["batch_size"]
+    header = msg.header(ctx.task, setup=text)
+    if passes is None or len(passes) != epochs:
+        raise CheckFailed(msg.FIT_E2E_PASSES.format(got="?" if passes is None else len(passes), epochs=epochs,
+                                                    **header))
+    sizes = [size] * (n // size) + ([n % size] if n % size else [])
+    orders = []
+    for index, one in enumerate(passes, 1):
+        order, got = (one.get("order"), one.get("sizes")) if isinstance(one, dict) else (None, None)
+        if not all(isinstance(a, np.ndarray) and a.ndim == 1 and a.dtype == np.int64 for a in (order, got)):
+            ctx.fail(f"the batches noted in pass {index} of the lesson's run", "something else",
+                     "the rows of each batch")
+        wrong = None
+        if np.any(order < 0):
+            wrong = msg.FIT_E2E_EPOCH_UNKNOWN
+        elif got.tolist() != sizes:
+            shown = ", ".join(map(str, got[:10].tolist())) + (", ..." if len(got) > 10 else "")
+            wrong = msg.FIT_E2E_EPOCH_SIZES.format(sizes=shown or "none")
+        elif len(order) != n or len(np.unique(order)) != n:
+            wrong = msg.FIT_E2E_EPOCH_COVER.format(distinct=len(np.unique(order)), rows=len(order))
+        if wrong is not None:
+            raise CheckFailed(msg.FIT_E2E_EPOCH.format(index=index, got=wrong, n=n, batch_size=size,
+                                                       last=msg.FIT_E2E_EPOCH_LAST if n % size else "", **header))
+        orders.append(order)
+    return np.stack(orders)
+
+
+def check_replay(ctx: Context, params: list[np.ndarray], orders: np.ndarray, X: np.ndarray, Y: np.ndarray,
+                 seed: int, text: str) -> None:
+    """The run's final weights against the judge's replay of the lesson's run (oracles.replay_lesson: torch, in
+    the judge's helper) from the same initial weights over the batches the student's DataLoader yielded. The
+    batches are the worker's word, but only choose which SGD run is replayed: the weights must be that run's."""
+    from graders.judge import oracles
+
+    start = Setup(sizes=(1, LESSON["hidden"], 1), seed=seed).state()
+    replay = oracles.replay_lesson(list(start.values()), X, Y, orders, LESSON["batch_size"], LESSON["lr"])
+    inputs = [msg.FIT_E2E_REPLAY_INPUTS.format(setup=text, n=len(X))]
+    source = msg.FIT_E2E_REPLAY.format(seed=seed, lr=LESSON["lr"])
+    for name, yours, expected in zip(END_TO_END_NAMES, params, replay["params"]):
+        ctx.compare(yours, expected, f"{name} after the lesson's run", inputs=inputs, source=source,
+                    hint=msg.HINT_FIT_E2E_REPLAY, tol=REPLAY_TOL)
 
 
 def lesson_mse(params: list[np.ndarray], X: np.ndarray, Y: np.ndarray) -> float:
@@ -454,9 +506,8 @@ def fit(ctx: Context) -> None:
     answer = ctx.ask("fit_end_to_end", msg.FIT_E2E_DOING.format(setup=text), timeout=END_TO_END_TIMEOUT,
                      hint=msg.FIT_E2E_WHOLE_STACK, package="sub_all", X=X, Y=Y, **{**LESSON, "seed": seed})
     ctx.data["lesson_data"] = not seed  # the stored reference curve is the lesson data's
-    params = read_params(ctx, answer.params, ["layers.0.weight", "layers.0.bias", "layers.2.weight",
-                                                 "layers.2.bias"],
-                         [(1, hidden), (hidden,), (hidden, 1), (1,)], f"after the lesson's run ({text})")
+    params = read_params(ctx, answer.params, END_TO_END_NAMES, [(1, hidden), (hidden,), (hidden, 1), (1,)],
+                         f"after the lesson's run ({text})")
     with np.errstate(all="ignore"):
         mse = lesson_mse(params, X, Y)
     ctx.data["lesson_mse"] = mse
@@ -466,6 +517,7 @@ def fit(ctx: Context) -> None:
     if not mse < lesson.BAR:
         raise CheckFailed(msg.FIT_E2E_ABOVE_BAR.format(setup=text, mse=mse, bar=lesson.BAR, floor=lesson.NOISE_FLOOR,
                                                        n=len(X), **msg.header(ctx.task)))
+    check_replay(ctx, params, read_passes(ctx, answer.passes, len(X), text), X, Y, seed, text)
 
 
 # ----- 5.5 checkpoint and resume -----
