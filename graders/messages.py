@@ -265,12 +265,18 @@ HINT_LOADER_NO_GRAD = "data needs no gradient: Tensor(X[idx]), without requires_
 
 # ----- Tasks 5 and 6: the training loop -----
 LOOP_MODE = "Task {task} ({title}): {where}, {subject} was {got}, expected {expected}.\n  hint: {hint}"
-LOOP_STEPS = ("Task {task} ({title}): the optimizer stepped {got} time(s) over {batches} batches{grouping}, "
-              "expected {expected}.\n  hint: {hint}")
-LOOP_GRAPHS_KEPT = ("Task {task} ({title}): while later batches ran, {alive} earlier batches' loss Tensors were "
-                    "still alive (at most 1 may be: the previous batch's `loss`), each holding its whole graph.\n"
-                    "  hint: record loss.item(), a float, never the loss Tensor "
-                    "(no losses.append(loss), no total = total + loss)")
+HINT_STEPS = "the optimizer stepped {got} time(s) over {batches} batches{grouping}, expected {expected}: {hint}"
+LOOP_SETUP_PROBE = ("  the model ends in a layer that adds 1 to the network's output in training mode and 2 while "
+                    "grad mode is on (its forward differs between the modes, as dropout's does), so the numbers show "
+                    "the modes it ran in")
+HINT_MODES_SEEN = "the {what} are those of forwards run {modes} (the model's output shifts with its modes): {hint}"
+MODES_EVAL_GRAD = "in eval mode with grad mode on"
+MODES_TRAINING_NO_GRAD = "in training mode under no_grad"
+MODES_TRAINING_GRAD = "in training mode with grad mode on"
+EVAL_AFTER_WHAT = "output of the model on x after evaluate"
+EVAL_AFTER_SETUP = "  then the model's output on x = {x}"
+EVAL_AFTER_SOURCE = ("the network's output plus 1 in training mode and 2 with grad mode on: the modes the model was "
+                     "in before evaluate")
 LOOP_SETUP_MODEL = "  model {model}, {n} examples in batches of {batch_size} ({batches} batches, {order})"
 LOOP_SETUP_OPTIM = "  {optimizer}, {loss}{options}"
 LOSS_MSE = "MSELoss()"
@@ -278,7 +284,7 @@ LOSS_MSE = "MSELoss()"
 LOSS_WEIGHTED = "loss_fn(prediction, target) = mean((1 + target**2) * (prediction - target)**2)"
 HINT_LOSS_ARGS = ("call loss_fn(prediction, target), the prediction first, as torch.nn.MSELoss()(input, target): "
                   "these numbers are those of loss_fn(target, prediction)")
-LOOP_SETUP_START = "  before the epoch: the model in eval mode, and stale grads (all {stale:g}) on every parameter"
+LOOP_SETUP_START = "  before the epoch: the model in {mode} mode, and stale grads (all {stale:g}) on every parameter"
 LOOP_SETUP_FIT = "  {epochs} epochs{val}"
 LOOP_SETUP_VAL = ", a val_loader over {n} other examples"
 LOOP_REFERENCE = "the reference {function} over the same weights and batches"
