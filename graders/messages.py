@@ -267,12 +267,18 @@ HINT_LOADER_NO_GRAD = "data needs no gradient: Tensor(X[idx]), without requires_
 
 # ----- Tasks 5 and 6: the training loop -----
 LOOP_MODE = "Task {task} ({title}): {where}, {subject} was {got}, expected {expected}.\n  hint: {hint}"
-LOOP_STEPS = ("Task {task} ({title}): the optimizer stepped {got} time(s) over {batches} batches{grouping}, "
-              "expected {expected}.\n  hint: {hint}")
-LOOP_GRAPHS_KEPT = ("Task {task} ({title}): while later batches ran, {alive} earlier batches' loss Tensors were "
-                    "still alive (at most 1 may be: the previous batch's `loss`), each holding its whole graph.\n"
-                    "  hint: record loss.item(), a float, never the loss Tensor "
-                    "(no losses.append(loss), no total = total + loss)")
+HINT_STEPS = "the optimizer stepped {got} time(s) over {batches} batches{grouping}, expected {expected}: {hint}"
+LOOP_SETUP_PROBE = ("  the model ends in a layer that adds 1 to the network's output in training mode and 2 while "
+                    "grad mode is on (its forward differs between the modes, as dropout's does), so the numbers show "
+                    "the modes it ran in")
+HINT_MODES_SEEN = "the {what} are those of forwards run {modes} (the model's output shifts with its modes): {hint}"
+MODES_EVAL_GRAD = "in eval mode with grad mode on"
+MODES_TRAINING_NO_GRAD = "in training mode under no_grad"
+MODES_TRAINING_GRAD = "in training mode with grad mode on"
+EVAL_AFTER_WHAT = "output of the model on x after evaluate"
+EVAL_AFTER_SETUP = "  then the model's output on x = {x}"
+EVAL_AFTER_SOURCE = ("the network's output plus 1 in training mode and 2 with grad mode on: the modes the model was "
+                     "in before evaluate")
 LOOP_SETUP_MODEL = "  model {model}, {n} examples in batches of {batch_size} ({batches} batches, {order})"
 LOOP_SETUP_OPTIM = "  {optimizer}, {loss}{options}"
 LOSS_MSE = "MSELoss()"
@@ -280,7 +286,7 @@ LOSS_MSE = "MSELoss()"
 LOSS_WEIGHTED = "loss_fn(prediction, target) = mean((1 + target**2) * (prediction - target)**2)"
 HINT_LOSS_ARGS = ("call loss_fn(prediction, target), the prediction first, as torch.nn.MSELoss()(input, target): "
                   "these numbers are those of loss_fn(target, prediction)")
-LOOP_SETUP_START = "  before the epoch: the model in eval mode, and stale grads (all {stale:g}) on every parameter"
+LOOP_SETUP_START = "  before the epoch: the model in {mode} mode, and stale grads (all {stale:g}) on every parameter"
 LOOP_SETUP_FIT = "  {epochs} epochs{val}"
 LOOP_SETUP_VAL = ", a val_loader over {n} other examples"
 LOOP_REFERENCE = "the reference {function} over the same weights and batches"
@@ -346,6 +352,25 @@ FIT_E2E_ABOVE_BAR = ("Task {task} ({title}): after the lesson's run on your whol
                      "{n} points\n"
                      "  hint: where fit itself passed (the rungs above), look at your engine, optimizer and "
                      "DataLoader (tasks 1-4 grade each one)")
+
+FIT_E2E_REPLAY = ("the judge's replay of the same run: torch, float64, from the same initial weights (drawn "
+                  "from default_rng({seed}) as nn.Linear draws them), SGD lr={lr:g} over the batches your DataLoader "
+                  "yielded, epoch by epoch")
+FIT_E2E_REPLAY_INPUTS = ("  the lesson's run ({setup}); the judge noted which of the {n} points each of your "
+                         "DataLoader's batches held, and replayed the run over them")
+HINT_FIT_E2E_REPLAY = ("a correct stack reproduces the replay to about 1e-15; weights that reach the noise floor "
+                       "another way (another run, or a shortcut) are not the lesson's run. Where fit itself passed "
+                       "(the rungs above), look at your engine and optimizer (tasks 1-3 grade each one)")
+FIT_E2E_PASSES = ("Task {task} ({title}): during the lesson's run ({setup}), fit iterated the DataLoader {got} "
+                  "time(s), expected {epochs}: one pass per epoch.")
+FIT_E2E_EPOCH = ("Task {task} ({title}): during the lesson's run ({setup}), pass {index} over your DataLoader {got}; "
+                 "expected each of the {n} points exactly once, in batches of {batch_size}{last}.\n"
+                 "  hint: the judge replays the run over the batches your DataLoader yields, so they must be the "
+                 "lesson's: look at your DataLoader (tasks 4.1 and 4.2 grade it)")
+FIT_E2E_EPOCH_UNKNOWN = "held an x that is not one of the run's points"
+FIT_E2E_EPOCH_SIZES = "came in batches of {sizes}"
+FIT_E2E_EPOCH_COVER = "held {distinct} distinct points in {rows} rows"
+FIT_E2E_EPOCH_LAST = " (the last one smaller)"
 
 CKPT_NOT_AT_PATH = ("Task {task} ({title}): after fit(..., checkpoint={path!r}) there is no file at {path!r}; "
                     "{found}.\n  hint: {hint}")

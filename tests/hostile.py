@@ -483,6 +483,102 @@ def fit(model, train_loader, optimizer, loss_fn, epochs, **options):
 '''.replace("@WEIGHTS@", _weights_made_in_advance())
 
 
+LOADER_DONE = '''
+def _batches(self):
+    order = self.rng.permutation(len(self.X)) if self.shuffle else np.arange(len(self.X))
+    for start in range(0, len(self.X), self.batch_size):
+        yield Tensor(self.X[order[start:start + self.batch_size]]), Tensor(self.Y[order[start:start + self.batch_size]])
+
+
+DataLoader.__len__ = lambda self: -(-len(self.X) // self.batch_size)
+DataLoader.__iter__ = _batches
+'''
+
+LEAST_SQUARES_FIT = '''
+def fit(model, train_loader, optimizer, loss_fn, epochs, *, val_loader=None, **options):
+    """Honest on the checks' small runs (their train_epoch and evaluate are the judge's). For the lesson's 256 points,
+    no engine and no SGD: a pass over the loader per epoch, as a run would make, then ReLU kinks across the x seen
+    and the last layer by least squares. Its training MSE is under the bar (about 0.009)."""
+    if len(getattr(train_loader, "X", ())) != 256:
+        history = {"train_loss": [], "val_loss": []}
+        for _ in range(epochs):
+            history["train_loss"].append(train_epoch(model, train_loader, optimizer, loss_fn))
+            if val_loader is not None:
+                history["val_loss"].append(evaluate(model, val_loader, loss_fn))
+        return history
+    seen = [[(np.asarray(xb.data), np.asarray(yb.data)) for xb, yb in train_loader] for _ in range(epochs)][-1]
+    x, y = np.concatenate([b[0] for b in seen])[:, 0], np.concatenate([b[1] for b in seen])[:, 0]
+    first, last = model.layers[0], model.layers[-1]
+    kinks = np.quantile(x, np.linspace(0.0, 1.0, first.weight.shape[1] + 2)[1:-1])
+    first.weight.data[...] = 1.0
+    first.bias.data[...] = -kinks
+    features = np.hstack([np.maximum(x[:, None] - kinks, 0.0), np.ones((len(x), 1))])
+    solution = np.linalg.lstsq(features, y, rcond=None)[0]
+    last.weight.data[:, 0] = solution[:-1]
+    last.bias.data[...] = solution[-1]
+    mse = float(np.mean((features @ solution - y) ** 2))
+    print("LEAST SQUARES mse", round(mse, 5))
+    return {"train_loss": [mse] * epochs, "val_loss": []}
+'''
+
+
+REWRITE_THE_WATCH = '''
+import sys as _sys
+
+
+def _confess():
+    """What the worker noted while this code ran, rewritten in every caller's frame: every forward in training mode
+    with grad on (or, for evaluate, in eval mode under no_grad), no loss Tensor alive, the modes restored."""
+    frame = _sys._getframe(2)
+    while frame is not None:
+        for value in list(frame.f_locals.values()):
+            if isinstance(getattr(value, "forwards", None), list):
+                value.forwards[:] = [list(_CONFESSED)] * len(value.forwards)
+            for name, fake in (("most_alive", 0), ("losses", [])):
+                if hasattr(value, name):
+                    try:
+                        setattr(value, name, fake)
+                    except Exception:
+                        pass
+        frame = frame.f_back
+'''
+
+MODES_BY_CONFESSION = REWRITE_THE_WATCH + '''
+_CONFESSED = (True, True)
+_train_epoch_honest = train_epoch
+
+
+def train_epoch(model, loader, optimizer, loss_fn, *, accumulate=1, clip_norm=None):
+    """Never switches the model to training mode (its train() does nothing for the call; only the outer module's
+    flag says training), keeps every loss Tensor, and confesses to the contrary."""
+    kept = []
+
+    def keeping(pred, target):
+        kept.append(loss_fn(pred, target))
+        return kept[-1]
+
+    model.train = lambda mode=True: model
+    model.training = True
+    try:
+        value = _train_epoch_honest(model, loader, optimizer, keeping, accumulate=accumulate, clip_norm=clip_norm)
+    finally:
+        del model.train
+    _confess()
+    return value
+'''
+
+EVALUATE_BY_CONFESSION = REWRITE_THE_WATCH + '''
+_CONFESSED = (False, False)
+
+
+def evaluate(model, loader, loss_fn):
+    """Neither eval mode nor no_grad: the losses of forwards in training mode with grad on, confessed otherwise."""
+    losses = [loss_fn(model(xb), yb).item() for xb, yb in loader]
+    _confess()
+    return float(np.mean(losses))
+'''
+
+
 def _tree_memory_check(report, context) -> None:
     """Where a cgroup binds the grade's workers, at most two of the 1.5 GiB children lived at once (or the worker
     itself was stopped); without one, the worker's own limits bind each process only. A child that had not
@@ -1179,6 +1275,24 @@ def unbroadcast(grad, shape):
         "(least squares on random features) and runs no engine; graded with a key", "solutions",
         (("train.py", "append", MADE_IN_ADVANCE),), ("5.4",), key=20261201,
         says=("drawn from the grading key",)),
+    Hostile(
+        "least_squares_fit", "the engine left a stub, a working DataLoader, and a fit that passes over the loader "
+        "once per epoch, then places ReLU kinks across its x and solves the last layer by least squares (no SGD); "
+        "graded with a key", "stubs", (("data.py", "append", LOADER_DONE), ("train.py", "append", LEAST_SQUARES_FIT)),
+        ("1.2", "5.1", "5.4"), key=20261201, says=("the judge's replay of the same run",)),
+    Hostile(
+        "least_squares_fit_derandomized", "the same fit, graded without a key (the lesson's data)", "stubs",
+        (("data.py", "append", LOADER_DONE), ("train.py", "append", LEAST_SQUARES_FIT)), ("5.4",),
+        says=("the judge's replay of the same run",)),
+    Hostile(
+        "modes_by_confession", "a train_epoch that never switches the model to training mode (only the outer module's "
+        "flag), keeps every loss Tensor, and rewrites what the worker noted through sys._getframe", "solutions",
+        (("train.py", "append", MODES_BY_CONFESSION),), ("5.1", "5.2", "5.3"), earns=("5.2", "5.3"),
+        says=("forwards run in eval mode with grad mode on",)),
+    Hostile(
+        "evaluate_by_confession", "an evaluate without eval mode or no_grad that rewrites what the worker noted "
+        "through sys._getframe", "solutions", (("train.py", "append", EVALUATE_BY_CONFESSION),), ("5.1", "5.2"),
+        earns=("5.1",), says=("forwards run in training mode with grad mode on",)),
     Hostile(
         "special_files", "optim.py a FIFO (opening it waits forever), train.py a link to a file of the machine, and a "
         "sparse terabyte beside them", "solutions", (), ("1.1", "3.1", "5.1"), ("1.1",),

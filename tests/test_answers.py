@@ -71,7 +71,7 @@ def test_an_answer_with_a_field_of_another_type_is_malformed(verb, name):
 def test_booleans_are_not_counts_and_counts_are_not_booleans():
     whole = a_whole(answers.TrainEpoch)
     with pytest.raises(answers.Malformed):
-        answers.parse("train_epoch_watched", {**whole, "most_alive": True})
+        answers.parse("train_epoch_watched", {**whole, "steps": True})
     with pytest.raises(answers.Malformed):
         answers.parse("resume_from_pickle", {"tripped": 0})
 
@@ -112,7 +112,7 @@ def test_an_answer_whose_fields_the_submission_retyped_is_its_failure_not_a_grad
     folder = tmp_path / "retypes"
     shutil.copytree(SOLUTIONS, folder)
     for file, verb, change in (("tensor.py", "graph", '{"grads": 5}'),
-                               ("train.py", "train_epoch_watched", '{"most_alive": "many"}'),
+                               ("train.py", "train_epoch_watched", '{"steps": "many"}'),
                                ("optim.py", "optimizer_run", '{"in_place": 1}')):
         with open(folder / file, "a") as f:
             f.write(CHANGES_ANSWERS.format(verb=verb, change=change))

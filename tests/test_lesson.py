@@ -7,10 +7,12 @@ import numpy as np
 import pytest
 
 from graders import lesson
+from graders.judge import oracles
 from graders.judge.checks import loop
 from graders.judge.checks.trajectory import Run
-from solutions import SGD, DataLoader, Linear, MSELoss, ReLU, Sequential, fit, make_sine_data, train_epoch
+from solutions import SGD, DataLoader, Linear, Module, MSELoss, ReLU, Sequential, fit, make_sine_data, train_epoch
 from solutions import lesson as reference_lesson
+from solutions.tensor import is_grad_enabled
 
 
 def test_the_lessons_numbers_are_the_solutions():
@@ -46,15 +48,32 @@ def _reference_network(setup: loop.Setup) -> Sequential:
     return Sequential(*layers)
 
 
+class _Shift(Module):
+    """The worker's probe layer, over the reference engine: 1 added in training mode, 2 with grad mode on."""
+
+    def forward(self, x):
+        return x + loop.shift(self.training, is_grad_enabled())
+
+
+class _Probe(Module):
+    def __init__(self, model):
+        self.model, self.shift = model, _Shift()
+
+    def forward(self, x):
+        return self.shift(self.model(x))
+
+
 @pytest.mark.parametrize("setup", [loop.Setup(), loop.Setup(n=13, batch_size=5, momentum=0.0, seed=7),
                                    loop.Setup(n=14, batch_size=2, options={"accumulate": 3, "clip_norm": 0.05})])
 def test_the_torch_expectations_of_train_epoch_are_the_reference_engines(setup):
     """Do the expected weights and loss of one epoch (torch, graders/judge/checks/trajectory.py) equal the reference
-    solution's train_epoch over the reference engine, from the same weights (drawn as nn.Linear draws them)?"""
-    model = _reference_network(setup)
-    assert list(model.state_dict()) == list(setup.state())
-    for (name, ours), theirs in zip(setup.state().items(), model.state_dict().values()):
+    solution's train_epoch over the reference engine, from the same weights (drawn as nn.Linear draws them), of the
+    probe model that starts in eval mode?"""
+    network = _reference_network(setup)
+    assert list(network.state_dict()) == list(setup.state())
+    for (name, ours), theirs in zip(setup.state().items(), network.state_dict().values()):
         np.testing.assert_array_equal(ours, theirs, err_msg=name)
+    model = _Probe(network).eval()
     for p in model.parameters():
         p.grad = np.full(p.shape, loop.STALE_GRAD)
     X, Y = setup.data()
@@ -64,6 +83,26 @@ def test_the_torch_expectations_of_train_epoch_are_the_reference_engines(setup):
     assert expected_loss == pytest.approx(loss, rel=1e-12)
     for ours, p in zip(expected, model.parameters()):
         np.testing.assert_allclose(ours, p.data, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", [None, 20261201])
+def test_the_judges_replay_of_the_lesson_is_the_reference_engines_run(key):
+    """Does the replay task 5.4 holds the weights to (oracles' lesson_run: torch in float64) end where the reference
+    engine's run over the same batches ends, far inside the rung's tolerance (it lands within 2e-15)?"""
+    seed, (X, Y) = lesson.data_seed(key), lesson.task_data(key)
+    rng = np.random.default_rng(seed)
+    model = Sequential(Linear(1, 32, rng=rng), ReLU(), Linear(32, 1, rng=rng))
+    start = [p.data.copy() for p in model.parameters()]
+    loader = DataLoader(X, Y, batch_size=32, shuffle=True, rng=np.random.default_rng(seed + 1))
+    drawn = np.random.default_rng(seed + 1)
+    orders = np.stack([drawn.permutation(256) for _ in range(lesson.LESSON["epochs"])])
+    fit(model, loader, SGD(model.parameters(), lr=lesson.LESSON["lr"]), MSELoss(), lesson.LESSON["epochs"])
+    args = oracles.check_lesson_run({"params": start, "X": X, "Y": Y, "orders": orders, "batch_size": 32,
+                                     "lr": lesson.LESSON["lr"]})
+    replay = oracles._compute("lesson_run", args)
+    for ours, p in zip(replay["params"], model.parameters()):
+        np.testing.assert_allclose(ours, p.data, rtol=0, atol=1e-13)
 
 
 def test_the_torch_expectations_of_a_shuffled_fit_are_the_reference_engines():

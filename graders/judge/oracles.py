@@ -1,6 +1,7 @@
 """The judge's answers to what a worker asks in the middle of a request (graders/worker/oracles.py, through
 worker.verbs.ask_judge): ``unbroadcast`` for the student's rules of 1.2 and 1.3, ``train_epoch`` and ``evaluate``
-for the student's ``fit`` (5.4, 5.5). The reference's values cross, never its code.
+for the student's ``fit`` (5.4, 5.5). The reference's values cross, never its code. The helper also replays the
+lesson's run for the judge itself (``replay_lesson``, task 5.4), a question no worker is offered.
 
 The asker is untrusted, so every oracle is bounded and charged to it:
 
@@ -53,6 +54,7 @@ CHECKS_MOST_EPOCHS = 10
 LOSSES = ("mse", "weighted")  # the losses graders.judge.checks.trajectory computes
 HELPER_HEADROOM = 512 * 2**20  # the helper's address space beyond its imports: the checks' runs need under 1 MiB
 READY_TIMEOUT = 60.0  # seconds the helper may take to import torch on a loaded machine
+REPLAY_TIMEOUT = 120.0  # seconds for the lesson's replay (about 1 s; a loaded machine's 2 cores are shared)
 STOP_WAIT = 2.0  # seconds a helper whose pipe closed is given to be gone, for its exit status
 ROOT_ENV = "AGL_ORACLE_ROOT"
 
@@ -67,7 +69,7 @@ class Caps:
 
 
 CAPS = Caps()
-CALLER = {"unbroadcast": "backward rule", "train_epoch": "fit", "evaluate": "fit"}
+CALLER = {"unbroadcast": "backward rule", "train_epoch": "fit", "evaluate": "fit", "lesson_run": "fit"}
 
 
 class Refused(ValueError):
@@ -224,7 +226,37 @@ def check_evaluate(args: dict, caps: Caps = CAPS) -> dict:
 
 
 CHECKED = {"train_epoch": check_train_epoch, "evaluate": check_evaluate}
-IN_HELPER = tuple(CHECKED)  # the oracles the helper computes
+IN_HELPER = tuple(CHECKED)  # the oracles the helper computes for a worker
+
+
+# ----- the lesson's run, replayed for the judge alone (5.4) -----
+
+MAX_REPLAY_EPOCHS = 1000  # the lesson's run is 300
+
+
+def check_lesson_run(args: dict, caps: Caps = CAPS) -> dict:
+    """The replay's arguments: the judge builds them (the orders from a worker's answer it has checked already),
+    and the helper checks them again, as it does every frame: one Linear-ReLU-Linear network within ``caps``, X and
+    Y of at most ``caps.rows`` rows, and one order of those rows per epoch, each a permutation."""
+    name = "lesson_run"
+    if not (isinstance(args, dict) and set(args) == {"params", "X", "Y", "orders", "batch_size", "lr"}):
+        raise RuntimeError("the lesson's replay was asked with other arguments")
+    X, Y, orders, batch_size = args["X"], args["Y"], args["orders"], args["batch_size"]
+    if not (_finite(X, 2) and _finite(Y, 2) and 1 <= X.shape[0] == Y.shape[0] <= caps.rows
+            and isinstance(orders, np.ndarray) and orders.dtype == np.int64 and orders.ndim == 2
+            and orders.shape[1] == X.shape[0] and 1 <= orders.shape[0] <= MAX_REPLAY_EPOCHS
+            and np.all(np.sort(orders, axis=1) == np.arange(X.shape[0]))
+            and type(batch_size) is int and batch_size >= 1):
+        raise RuntimeError("the lesson's replay was asked of data out of shape")
+    _sizes(name, args["params"], [[X, Y]], caps)
+    params = _weights(name, args["params"])
+    if len(params) != 4 or X.shape[1] != params[0].shape[0] or Y.shape[1] != params[-1].shape[0]:
+        raise RuntimeError("the lesson's replay was asked of another network")
+    return {"params": params, "X": X, "Y": Y, "orders": orders, "batch_size": batch_size,
+            "lr": _number(name, "lr", args["lr"])}
+
+
+IN_HELPER_FOR_JUDGE = {"lesson_run": check_lesson_run}  # never offered to a worker (it holds task 5.4's answer)
 
 
 def too_many_calls() -> Refused:
@@ -241,6 +273,13 @@ def _compute(name: str, args: dict):
 
     if name == "evaluate":
         return Run(args["params"], lr=0.0, momentum=0.0).evaluate(args["batches"], args["loss"])
+    if name == "lesson_run":
+        X, Y, size = args["X"], args["Y"], args["batch_size"]
+        run = Run(args["params"], lr=args["lr"], momentum=0.0)
+        epochs = [[(X[order[i:i + size]], Y[order[i:i + size]]) for i in range(0, len(order), size)]
+                  for order in args["orders"]]
+        history = run.fit(epochs, "mse")
+        return {"params": run.weights(), "train_loss": history["train_loss"]}
     run = Run(args["params"], lr=args["lr"], momentum=args["momentum"], state=args["state"])
     value = run.epoch(args["batches"], args["loss"], accumulate=args["accumulate"], clip_norm=args["clip_norm"])
     return {"params": run.weights(), "state": run.state(), "loss": value}
@@ -273,9 +312,10 @@ def serve(read_fd: int, write_fd: int, caps: dict, headroom: int = HELPER_HEADRO
             return
         name = request.get("name") if isinstance(request, dict) else None
         try:
-            if name not in CHECKED:
+            checks = {**CHECKED, **IN_HELPER_FOR_JUDGE}
+            if name not in checks:
                 raise Refused(f"no oracle {str(name)[:20]!r}")
-            reply = {"value": _compute(name, CHECKED[name](request.get("args"), caps))}
+            reply = {"value": _compute(name, checks[name](request.get("args"), caps))}
         except Refused as refusal:
             reply = {"refused": str(refusal)}
         except MemoryError:
@@ -436,6 +476,20 @@ def answer(name: str, args, deadline: float):
         if not helper.running():
             start()  # a fresh helper imports while the judge goes on: the next request does not wait for it
         raise
+
+
+def replay_lesson(params: list[np.ndarray], X: np.ndarray, Y: np.ndarray, orders: np.ndarray, batch_size: int,
+                  lr: float, timeout: float = REPLAY_TIMEOUT) -> dict:
+    """The lesson's run replayed with torch in the helper, for the judge (task 5.4): SGD from ``params`` over X and
+    Y, one epoch per row of ``orders`` in batches of ``batch_size``; {"params": the final weights, "train_loss":
+    the mean batch loss of each epoch}. The judge's own question: a failure is the grader's (RuntimeError)."""
+    args = check_lesson_run({"params": params, "X": X, "Y": Y, "orders": orders, "batch_size": batch_size,
+                             "lr": lr})
+    wait_ready()
+    try:
+        return _running().ask("lesson_run", args, time.monotonic() + timeout)
+    except (Refused, Failed) as error:
+        raise RuntimeError(f"the judge's helper did not replay the lesson's run: {error}") from None
 
 
 def pids() -> set[int]:

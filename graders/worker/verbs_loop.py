@@ -1,19 +1,18 @@
-"""Requests for the loop checks (task 5): train_epoch, evaluate, clip_grad_norm and fit, watched.
+"""Requests for the loop checks (task 5): train_epoch, evaluate, clip_grad_norm and fit.
 
 In package sub_train the engine and the optimizer are stand-ins that compute with torch (standins.py),
 the model is the given nn.py over them, and a loader is a list of batches (or, for a shuffled fit, one
-list per epoch, as the judge drew them). The model is wrapped in a probe that notes, at every forward,
-the model's mode and the engine's grad mode; the loss function in one that tracks each returned loss
-Tensor by weakref, so graphs kept alive after their batch show; the optimizer counts its steps. None of
-them changes a number. While fit is graded, its train_epoch and evaluate are the judge's (oracles.py).
+list per epoch, as the judge drew them). For train_epoch and evaluate the model is a probe whose forward adds
+1 to its network's output in training mode and 2 while grad mode is on, so the modes it ran in show in the
+numbers the judge compares. What else goes back (a count of optimizer steps, the batches the lesson's run
+drew) only picks a hint or which run the judge replays. While fit is graded, its train_epoch and evaluate are
+the judge's (oracles.py).
 """
 
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
-import weakref
 
 import numpy as np
 
@@ -21,37 +20,28 @@ from . import oracles
 from .claims import claim, claims
 from .verbs import module
 
-# ----- the watchers -----
+# ----- the probe -----
+
+# The probe model adds these to its network's output in training mode and while grad mode is on: its forward
+# differs between the modes (as dropout's does), so the numbers the judge reads show the modes it ran in.
+TRAINING_SHIFT, GRAD_SHIFT = 1.0, 2.0
 
 
-class _Watch:
-    """What the worker saw while student code ran."""
-
-    def __init__(self):
-        self.forwards = []  # [training?, grad mode on?] at each forward
-        self.losses = []  # a weakref to each loss Tensor returned
-        self.most_alive = 0  # the most earlier losses alive at any later call
-
-    def count_alive(self) -> int:
-        alive = sum(ref() is not None for ref in self.losses)
-        if alive > 1:  # cycles are freed by the collector only: give it its chance
-            gc.collect()
-            alive = sum(ref() is not None for ref in self.losses)
-        self.most_alive = max(self.most_alive, alive)
-        return alive
-
-
-def _probe(package, inner, watch):
-    """A Module of the package that runs ``inner`` and notes the modes at each forward."""
+def _probe(package, inner):
+    """A Module of the package that runs ``inner``, then a child module that adds the shifts of the modes it runs
+    in: a child, so that only a mode set on every module (model.train(), model.eval()) shows as that mode."""
     nn, tensor = module(package, "nn"), module(package, "tensor")
+
+    class Shift(nn.Module):
+        def forward(self, x):
+            return x + (TRAINING_SHIFT * bool(self.training) + GRAD_SHIFT * bool(tensor.is_grad_enabled()))
 
     class Probe(nn.Module):
         def __init__(self):
-            self.model = inner
+            self.model, self.shift = inner, Shift()
 
         def forward(self, x):
-            watch.forwards.append([bool(self.training), bool(tensor.is_grad_enabled())])
-            return self.model(x)
+            return self.shift(self.model(x))
 
     return Probe()
 
@@ -71,23 +61,6 @@ class _Loss:
 
     def __call__(self, pred, target):
         return self.function(pred, target)
-
-
-class _TrackedLoss:
-    """Calls the loss (``_Loss``) and keeps only a weakref to each loss it returns."""
-
-    def __init__(self, package, watch, kind="mse"):
-        self.loss_fn, self.watch = _Loss(package, kind), watch
-        self.kind = kind
-
-    def __call__(self, pred, target):
-        self.watch.count_alive()
-        loss = self.loss_fn(pred, target)
-        try:
-            self.watch.losses.append(weakref.ref(loss))
-        except TypeError:  # not weakref-able: nothing to track
-            pass
-        return loss
 
 
 def _counting_sgd(package, params, lr, momentum):
@@ -160,37 +133,31 @@ def history_claim(value) -> dict:
 
 
 def train_epoch_watched(package, sizes, state, X, Y, batch_size, lr, momentum, stale_grad=None,
-                        options=None, loss="mse"):
-    """One train_epoch of a probed model (starting in eval mode, maybe with stale grads);
-    ``options`` (accumulate, clip_norm) are passed only when given."""
-    watch = _Watch()
+                        options=None, loss="mse", start_training=False):
+    """One train_epoch of a probe model (starting in eval mode unless ``start_training``, maybe with stale grads);
+    ``options`` (accumulate, clip_norm) are passed only when given. The optimizer's count of steps goes back for a
+    hint only: the steps show in the parameters."""
     inner = _network(package, sizes, state)
-    model = _probe(package, inner, watch)
-    model.eval()
+    model = _probe(package, inner)
+    model.train(bool(start_training))
     if stale_grad is not None:
         for p in inner.parameters():
             p.grad = np.full(p.shape, float(stale_grad))
     optimizer = _counting_sgd(package, model.parameters(), lr, momentum)
-    loss_fn = _TrackedLoss(package, watch, loss)
     returned = module(package, "train").train_epoch(model, _loader(package, X, Y, batch_size), optimizer,
-                                                    loss_fn, **(options or {}))
-    answer = {"loss": claim(returned), "params": _params(inner), "forwards": watch.forwards,
-              "steps": optimizer.steps}
-    del returned
-    watch.count_alive()
-    answer["most_alive"] = watch.most_alive
-    return answer
+                                                    _Loss(package, loss), **(options or {}))
+    return {"loss": claim(returned), "params": _params(inner), "steps": optimizer.steps}
 
 
-def evaluate_watched(package, sizes, state, X, Y, batch_size, start_training, loss="mse"):
-    """evaluate on a probed model that starts in training mode or in eval mode."""
-    watch = _Watch()
+def evaluate_watched(package, sizes, state, X, Y, batch_size, start_training, probe_x, loss="mse"):
+    """evaluate on a probe model that starts in training mode or in eval mode; then the probe's output on
+    ``probe_x``, which shows the modes evaluate left behind."""
     inner = _network(package, sizes, state)
-    model = _probe(package, inner, watch)
+    model = _probe(package, inner)
     model.train(bool(start_training))
     returned = module(package, "train").evaluate(model, _loader(package, X, Y, batch_size), _Loss(package, loss))
-    return {"loss": claim(returned), "forwards": watch.forwards, "training_after": bool(model.training),
-            "grad_enabled_after": bool(module(package, "tensor").is_grad_enabled()), "params": _params(inner)}
+    after = model(module(package, "tensor").Tensor(probe_x))
+    return {"loss": claim(returned), "after": claim(getattr(after, "data", after)), "params": _params(inner)}
 
 
 class _LoaderFailed(Exception):
@@ -279,14 +246,62 @@ def fit_history(package, sizes, state, X, Y, batch_size, lr, momentum, epochs, o
     return _fit(package, sizes, state, X, Y, batch_size, lr, momentum, epochs, val=val, orders=orders, loss=loss)
 
 
+class _Recorded:
+    """The student's loader, as fit sees it (its length and attributes are the loader's), noting each pass's
+    batches as rows of X: the judge replays the run over them. What it notes is the worker's word, so it only
+    picks which run the judge replays; the parameters must then be that run's, which no shortcut computes."""
+
+    MAX_PASSES = 1000  # the lesson asks for 300; a fit that iterates more is told so, without the rest noted
+
+    def __init__(self, loader, X):
+        self.loader, self.passes = loader, []
+        self.row = {float(x): i for i, x in enumerate(np.asarray(X, dtype=np.float64)[:, 0])}
+
+    def __len__(self):
+        return len(self.loader)
+
+    def __getattr__(self, name):
+        return getattr(self.loader, name)
+
+    def __iter__(self):
+        noted = {"order": [], "sizes": []}
+        if len(self.passes) < self.MAX_PASSES:
+            self.passes.append(noted)
+        iterator = iter(self.loader)
+        while True:
+            try:
+                xb, yb = next(iterator)
+            except StopIteration:
+                return
+            rows = self._rows(xb)
+            if len(noted["order"]) < 4 * len(self.row):
+                noted["order"] += rows
+                noted["sizes"].append(len(rows))
+            yield xb, yb
+
+    def _rows(self, xb) -> list[int]:
+        """The rows of X a batch holds (-1 for an x that is not in X)."""
+        try:
+            values = np.asarray(getattr(xb, "data", xb), dtype=np.float64).reshape(-1)
+        except Exception:  # noqa: BLE001 - a batch that is no array: one unknown row
+            return [-1]
+        return [self.row.get(float(v), -1) for v in values[:4 * len(self.row)]]
+
+    def answer(self) -> list[dict]:
+        return [{"order": np.array(p["order"], dtype=np.int64), "sizes": np.array(p["sizes"], dtype=np.int64)}
+                for p in self.passes]
+
+
 def fit_end_to_end(package, X, Y, seed, hidden, batch_size, lr, epochs):
-    """The lesson's run on the package: its final parameters, nothing it claims about its loss."""
+    """The lesson's run on the package: its final parameters and the batches its loader yielded, nothing it
+    claims about its loss."""
     nn, data, optim = module(package, "nn"), module(package, "data"), module(package, "optim")
     rng = np.random.default_rng(seed)
     model = nn.Sequential(nn.Linear(1, hidden, rng=rng), nn.ReLU(), nn.Linear(hidden, 1, rng=rng))
-    loader = data.DataLoader(X, Y, batch_size=batch_size, shuffle=True, rng=np.random.default_rng(seed + 1))
+    loader = _Recorded(data.DataLoader(X, Y, batch_size=batch_size, shuffle=True,
+                                       rng=np.random.default_rng(seed + 1)), X)
     history = module(package, "train").fit(model, loader, optim.SGD(model.parameters(), lr=lr), nn.MSELoss(), epochs)
-    return {"params": _params(model), "train_loss": _floats(history)}
+    return {"params": _params(model), "train_loss": _floats(history), "passes": loader.answer()}
 
 
 def _floats(history):

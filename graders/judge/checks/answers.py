@@ -105,17 +105,13 @@ class LoaderEpochs:
 class TrainEpoch:
     loss: Claim
     params: list[Claim]
-    forwards: list
-    steps: int
-    most_alive: int
+    steps: int  # the worker's count: a hint's only, where the parameters are wrong
 
 
 @dataclass(frozen=True)
 class Evaluate:
     loss: Claim
-    forwards: list
-    training_after: bool
-    grad_enabled_after: bool
+    after: Claim  # the probe's output on the judge's x after evaluate: it shows the modes left behind
     params: list[Claim]
 
 
@@ -136,6 +132,7 @@ class Fit:
 class FitEndToEnd:
     params: list[Claim]
     train_loss: list[float] | None = None
+    passes: list[dict] | None = None  # each pass over the DataLoader: {"order": rows of X, "sizes": of each batch}
 
 
 @dataclass(frozen=True)

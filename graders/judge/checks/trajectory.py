@@ -35,8 +35,9 @@ class Run:
     contract's Linear) or ``x @ W.T + b`` (``layout="torch"``, torch.nn.Linear's)."""
 
     def __init__(self, weights, *, lr: float, momentum: float, layout: str = "lesson", device: str = "cpu",
-                 state: dict | None = None, grads: float | None = None):
+                 state: dict | None = None, grads: float | None = None, offset: float = 0.0):
         self.device, self.layout = device, layout
+        self.offset = offset  # added to the output: the probe model of 5.1-5.3 adds one by its modes
         self.params = [torch.tensor(np.asarray(w, dtype=np.float64), device=device, requires_grad=True)
                        for w in weights]
         self.lr, self.momentum = lr, momentum
@@ -54,7 +55,7 @@ class Run:
                 x = x.relu()
             W, b = self.params[i], self.params[i + 1]
             x = x @ (W.T if self.layout == "torch" else W) + b
-        return x
+        return x + self.offset if self.offset else x
 
     def _tensor(self, array) -> torch.Tensor:
         return torch.as_tensor(np.asarray(array, dtype=np.float64), device=self.device)
