@@ -297,7 +297,6 @@ LOOP_FLOAT = "a Python float ({how})"
 LOOP_HISTORY = 'a dict {"train_loss": [...], "val_loss": [...]}'
 
 HINT_TRAIN_MODE = "call model.train() at the start of train_epoch: the model may arrive in eval mode"
-HINT_TRAIN_GRAD = "run the training forward passes with grad mode on (not inside no_grad()), so backward has a graph"
 HINT_STEP_PER_BATCH = "call optimizer.step() once per batch, inside the loop over the batches, not once per epoch"
 HINT_STEP_PER_GROUP = ("step once every {k} batches, and once more after the last batch when a smaller group "
                        "is left over")

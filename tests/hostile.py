@@ -997,6 +997,32 @@ _confess()
 '''
 
 
+_TORCH_MODES_BY_CONFESSION = '''
+
+def fit_torch(model, loader, optimizer, loss_fn, epochs, *, device="cpu", val_loader=None):
+    model.to(device)
+    history = {"train_loss": [], "val_loss": []}
+    for _ in range(epochs):
+        model.train()
+        losses = []
+        for xb, yb in loader:
+            xb, yb = xb.to(device), yb.to(device)
+            optimizer.zero_grad()
+            loss = loss_fn(model(xb), yb)
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+        history["train_loss"].append(sum(losses) / len(losses))
+        if val_loader is not None:  # neither model.eval() nor no_grad()
+            val = [loss_fn(model(xb.to(device)), yb.to(device)).item() for xb, yb in val_loader]
+            history["val_loss"].append(sum(val) / len(val))
+    notes = getattr(model, "_watch", {}).get("forwards", [])
+    for note in notes:  # what a correct fit_torch would have shown
+        note[1:] = [note[0] == "training", note[0] == "training"]
+    return history
+'''
+
+
 HOSTILE: tuple[Hostile, ...] = (
     Hostile(
         "exit_os_at_import", "os._exit(0) at import, after printing a passing pytest summary and 100/100",
@@ -1698,6 +1724,10 @@ raise RuntimeError("REWRITE written=%d denied=%d" % (len(_written), _denied))
         "(issue 27): graphs by a reverse sweep over the request's data, the error and no_grad() probes by the "
         "answers they expect, and the drawn programs as best it can without an engine", "stubs",
         (("tensor.py", "append", _ENGINE_BY_CONFESSION),), ("2.2", "2.3"), bound=40),
+    Hostile(
+        "torch_modes_by_confession", "the reference, with a fit_torch that validates in train mode with grad on "
+        "and then rewrites the worker's notes of the modes (issue 27): the notes said eval and no_grad", "solutions",
+        (("torch_loop.py", "append", _TORCH_MODES_BY_CONFESSION),), ("6.1",), bound=40),
     Hostile(
         "oracle_for_a_larger_run", "the reference, with a fit that asks the given train_epoch (the judge's) for "
         "one epoch of a 1-2080-1 network on 100,000 rows, and swallows what comes of it (issue 26: the judge at "

@@ -18,6 +18,10 @@ from .claims import claim
 from .verbs import module
 from .verbs_loop import history_claim, weighted_loss
 
+# What the probe model adds to the network's output in training mode and while grad mode is on: small, so that
+# the known mistakes' runs (a loss called with its arguments swapped) stay finite, and binary fractions.
+TRAINING_SHIFT, GRAD_SHIFT = 0.125, 0.25
+
 
 def _device_of(args, kwargs) -> str | None:
     """The device a ``.to(...)`` call names, as torch spells it, or None (a dtype only, or a batch the loader
@@ -78,17 +82,25 @@ def _kit():
             self.watch["yielded"].append(label)
             return batch
 
+    class Shift(torch.nn.Module):
+        """Adds TRAINING_SHIFT in training mode and GRAD_SHIFT while grad mode is on: a child module, so that only a
+        mode set on every module (model.train(), model.eval()) shows, and shows in the numbers the judge reads."""
+
+        def forward(self, x):
+            return x + (TRAINING_SHIFT * bool(self.training) + GRAD_SHIFT * bool(torch.is_grad_enabled()))
+
     class Probe(torch.nn.Module):
-        """Runs ``net`` and notes (loader, training?, grad on?) at each forward and each ``.to()``."""
+        """Runs ``net`` and its ``Shift``, and notes (loader, training?, grad on?) at each forward and each
+        ``.to()``."""
 
         def __init__(self, net, watch):
             super().__init__()
-            self.net = net
+            self.net, self.shift = net, Shift()
             self._watch = watch
 
         def forward(self, x):
             self._watch["forwards"].append([self._watch["phase"], bool(self.training), torch.is_grad_enabled()])
-            return self.net(x)
+            return self.shift(self.net(x))
 
         def to(self, *args, **kwargs):
             self._watch["model_to"].append(_device_of(args, kwargs))

@@ -145,6 +145,13 @@ SEEN_ON_CUDA_ONLY: dict[str, str] = {
     "torch_loop.py:L25:var-device-xb": "xb.to(xb): the training inputs stay where they were",
     "torch_loop.py:L35:var-device-xb": "xb.to(xb): the validation inputs stay where they were",
     "torch_loop.py:L35:var-device-yb#2": "yb.to(yb): the validation targets stay where they were",
+    "torch_loop.py:L35:var-device-xb#2": "yb.to(xb), xb the validation inputs before their move: the targets stay "
+                                         "where the inputs were",
+    "torch_loop.py:L19:stmt-drop": "the model is never moved",
+    "torch_loop.py:L25:stmt-drop": "the training batches are never moved",
+    "torch_loop.py:L25:var-device-xb#2": "yb.to(xb) reads xb before the tuple's assignment: the training targets "
+                                         "stay where the inputs were",
+    "torch_loop.py:L25:var-device-yb#2": "yb.to(yb): the training targets stay where they were",
 }
 
 PASSED, SKIPPED, ERROR = "passed", "skipped", "grader error"

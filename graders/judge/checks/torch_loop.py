@@ -22,6 +22,9 @@ from graders.lesson import make_sine_data
 PACKAGE = "sub_torch_loop"
 TOL = Tolerance(rtol=1e-9, atol=1e-12)
 TIMEOUT = {"cpu": 20.0, "cuda": 60.0}  # the first request imports torch (and initialises CUDA)
+# What the worker's probe model adds to its network's output in training mode and while grad mode is on
+# (graders/worker/verbs_torch.py; the judge and the worker share no code): the modes show in the numbers.
+TRAINING_SHIFT, GRAD_SHIFT = 0.125, 0.25
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,9 @@ def reference_run(setup: TorchSetup, device: str, zero_grad: str = "each", swapp
     X, Y, val = setup.data()
     from graders.judge.checks.trajectory import Run  # imports torch
 
-    run = Run(list(setup.state().values()), lr=setup.lr, momentum=setup.momentum, layout="torch", device=device)
+    # training forwards in train mode with grad on, validation ones in eval mode under no_grad: 3 and 0 added
+    run = Run(list(setup.state().values()), lr=setup.lr, momentum=setup.momentum, layout="torch", device=device,
+              offset=TRAINING_SHIFT + GRAD_SHIFT, eval_offset=0.0)
     history = run.fit([setup.batches(X, Y)] * setup.epochs, "weighted", val=setup.batches(*val),
                       zero_grad=zero_grad, swapped=swapped)
     return history, run.weights()
@@ -76,7 +81,9 @@ MODE_HINTS = {("training", 0): msg.HINT_TORCH_TRAIN, ("training", 1): msg.HINT_T
 
 
 def check_torch_modes(ctx: Context, forwards: list) -> None:
-    """Training forwards in train mode with grad on; validation forwards in eval mode under no_grad."""
+    """Training forwards in train mode with grad on; validation forwards in eval mode under no_grad, as the worker
+    noted them: a plain message first. The notes are the submission's to rewrite, so they only ever cost: what
+    earns the task is the numbers, which the probe's shifts tie to the modes."""
     words = ({True: "in train mode", False: "in eval mode"}, {True: "on", False: "off (no_grad)"})
     for index, (phase, *seen) in enumerate(forwards):
         wanted = phase == "training"

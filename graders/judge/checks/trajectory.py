@@ -35,9 +35,12 @@ class Run:
     contract's Linear) or ``x @ W.T + b`` (``layout="torch"``, torch.nn.Linear's)."""
 
     def __init__(self, weights, *, lr: float, momentum: float, layout: str = "lesson", device: str = "cpu",
-                 state: dict | None = None, grads: float | None = None, offset: float = 0.0):
+                 state: dict | None = None, grads: float | None = None, offset: float = 0.0,
+                 eval_offset: float | None = None):
         self.device, self.layout = device, layout
-        self.offset = offset  # added to the output: the probe model of 5.1-5.3 adds one by its modes
+        # added to the output: the probe models of 5.1-5.3 and 6.x add one by the modes they run in; evaluate's
+        # forwards add ``eval_offset`` (when given), the modes of a validation pass
+        self.offset, self.eval_offset = offset, offset if eval_offset is None else eval_offset
         self.params = [torch.tensor(np.asarray(w, dtype=np.float64), device=device, requires_grad=True)
                        for w in weights]
         self.lr, self.momentum = lr, momentum
@@ -49,13 +52,14 @@ class Run:
             for p in self.params:
                 p.grad = torch.full_like(p, grads)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, offset: float | None = None) -> torch.Tensor:
         for i in range(0, len(self.params), 2):
             if i:
                 x = x.relu()
             W, b = self.params[i], self.params[i + 1]
             x = x @ (W.T if self.layout == "torch" else W) + b
-        return x + self.offset if self.offset else x
+        offset = self.offset if offset is None else offset
+        return x + offset if offset else x
 
     def _tensor(self, array) -> torch.Tensor:
         return torch.as_tensor(np.asarray(array, dtype=np.float64), device=self.device)
@@ -108,7 +112,8 @@ class Run:
 
     def evaluate(self, batches, loss: str = "mse", *, swapped: bool = False) -> float:
         with torch.no_grad():
-            values = [self._loss(loss, self.forward(self._tensor(x)), self._tensor(y), swapped).item()
+            values = [self._loss(loss, self.forward(self._tensor(x), self.eval_offset), self._tensor(y),
+                                 swapped).item()
                       for x, y in batches]
         return float(np.mean(values))
 
