@@ -414,7 +414,7 @@ CKPT_EPOCH_INT = "an int ({epochs}, the epochs the checkpoint holds)"
 HINT_CKPT_EPOCH_INT = ("np.load gives back every value as an array, a 0-d one for a number: return "
                        "int(saved['epoch']), as the docstring's tuple[int, dict] says")
 CKPT_UNPICKLED = ("Task {task} ({title}): resuming from a checkpoint whose arrays were pickled objects ran the "
-                  "code in those pickles.\n"
+                  "code in those pickles (it killed the process that loaded them).\n"
                   "  hint: a checkpoint is data: np.load(path, allow_pickle=False), so a crafted file cannot run code")
 HINT_CKPT_HISTORY = ("return the whole history: the epochs saved in the checkpoint, then the new ones "
                      "(and save the history in the checkpoint)")

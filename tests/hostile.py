@@ -1023,6 +1023,34 @@ def fit_torch(model, loader, optimizer, loss_fn, epochs, *, device="cpu", val_lo
 '''
 
 
+_PICKLE_BY_CONFESSION = '''
+
+import sys as _sys
+
+import numpy as _np
+
+_real_load = _np.load
+
+
+def _load_with_pickles(file, *args, **kwargs):
+    kwargs["allow_pickle"] = True
+    return _real_load(file, *args, **kwargs)
+
+
+_np.load = _load_with_pickles
+_real_fit = fit
+
+
+def fit(*args, **kwargs):
+    try:
+        return _real_fit(*args, **kwargs)
+    finally:
+        noted = getattr(_sys.modules.get("worker.verbs_loop"), "_TRIPPED", None)
+        if noted is not None:
+            noted.clear()  # what a pickle's code noted, forgotten
+'''
+
+
 HOSTILE: tuple[Hostile, ...] = (
     Hostile(
         "exit_os_at_import", "os._exit(0) at import, after printing a passing pytest summary and 100/100",
@@ -1728,6 +1756,10 @@ raise RuntimeError("REWRITE written=%d denied=%d" % (len(_written), _denied))
         "torch_modes_by_confession", "the reference, with a fit_torch that validates in train mode with grad on "
         "and then rewrites the worker's notes of the modes (issue 27): the notes said eval and no_grad", "solutions",
         (("torch_loop.py", "append", _TORCH_MODES_BY_CONFESSION),), ("6.1",), bound=40),
+    Hostile(
+        "pickle_by_confession", "the reference, loading checkpoints with pickles allowed (np.load patched), then "
+        "clearing the worker's note that a pickle ran (issue 27: the note was the worker's word)", "solutions",
+        (("train.py", "append", _PICKLE_BY_CONFESSION),), ("5.5",), bound=40),
     Hostile(
         "oracle_for_a_larger_run", "the reference, with a fit that asks the given train_epoch (the judge's) for "
         "one epoch of a 1-2080-1 network on 100,000 rows, and swallows what comes of it (issue 26: the judge at "

@@ -73,7 +73,7 @@ def test_booleans_are_not_counts_and_counts_are_not_booleans():
     with pytest.raises(answers.Malformed):
         answers.parse("train_epoch_watched", {**whole, "steps": True})
     with pytest.raises(answers.Malformed):
-        answers.parse("resume_from_pickle", {"tripped": 0})
+        answers.parse("resume_from_pickle", {"survived": 0})
 
 
 def test_a_scenario_is_what_it_returned_or_what_it_raised_never_both():

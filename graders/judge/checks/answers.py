@@ -137,7 +137,7 @@ class FitEndToEnd:
 
 @dataclass(frozen=True)
 class ResumeFromPickle:
-    tripped: bool
+    survived: bool
 
 
 @dataclass(frozen=True)

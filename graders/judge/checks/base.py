@@ -81,8 +81,9 @@ class Context:
 
     # ----- asking the worker -----
     def ask(self, verb: str, doing: str, *, timeout: float = DEFAULT_TIMEOUT, hint: str | None = None,
-            measure_cpu: bool = False, **args):
-        """The worker's answer to one request, or CheckFailed/NotAttempted in the student's terms."""
+            measure_cpu: bool = False, died: str | None = None, **args):
+        """The worker's answer to one request, or CheckFailed/NotAttempted in the student's terms; ``died`` is the
+        message when the worker dies (its death, seen from outside, the effect the request looks for)."""
         if self._planned is not None:
             raise _Planned(verb, args, timeout, measure_cpu)
         head = msg.header(self.task, doing=doing)
@@ -102,6 +103,8 @@ class Context:
                 raise CheckFailed(msg.TIMED_OUT.format(seconds=timeout, **head)) from None
             except WorkerDied:
                 self.oracle_failed(doing)
+                if died is not None:
+                    raise CheckFailed(died) from None
                 words = self.worker.last_words()
                 raise CheckFailed(msg.lines(msg.DIED.format(**head), words and msg.LAST_WORDS.format(line=words),
                                             hint_line)) from None

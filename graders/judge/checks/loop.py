@@ -708,7 +708,7 @@ def _kind_text(claim: dict) -> str:
 def checkpoint(ctx: Context) -> None:
     for path in CKPT_PATHS:
         check_resume(ctx, path)
-    answer = ctx.ask("resume_from_pickle", "resuming fit from a checkpoint that holds a pickle",
-                     **CKPT_SETUP.args(), path=CKPT_PATHS[0])
-    if answer.tripped is not False:
-        raise CheckFailed(msg.CKPT_UNPICKLED.format(**msg.header(ctx.task)))
+    # every array of this checkpoint is a pickle that kills the process loading it: the worker's death, seen
+    # from outside, is the effect of loading it with pickles allowed
+    ctx.ask("resume_from_pickle", "resuming fit from a checkpoint that holds a pickle", **CKPT_SETUP.args(),
+            path=CKPT_PATHS[0], died=msg.CKPT_UNPICKLED.format(**msg.header(ctx.task)))
