@@ -51,6 +51,8 @@ HINT_LEAF_ROOT = ("a leaf that requires grad is its own output: x.backward() giv
                   "test requires_grad, not whether the tensor has parents")
 HINT_GRAD_COPY = ("store a copy as a leaf's .grad (np.array(g, dtype=np.float64)), never the array itself: the "
                   "caller may change the array it gave, and one array may reach several leaves")
+HINT_GRAD_FLOAT = ("store what reaches a leaf as a new float64 array (np.array(g, dtype=np.float64)): a rule may "
+                   "return integers, and a .grad has the leaf's dtype, as in PyTorch")
 HINT_GRAD_DTYPE = ("convert a given grad to float64 before the walk (np.asarray(grad, dtype=np.float64)): numpy adds "
                    "and multiplies float16, float32 and bool arrays in their own dtype")
 SKIPPED_NO_CUDA = "Task {task} ({title}): skipped, no CUDA device on the grading machine (carries no points)."
