@@ -128,13 +128,14 @@ def test_the_mirror_sgd_steps_exactly_like_torch_optim_sgd():
 def test_keeping_the_loss_tensors_is_not_graded(tmp_path):
     """A train_epoch that keeps every loss Tensor (and averages them at the end) computes every number right: whether
     graphs stay alive shows in no number the judge reads (the worker's own count of them could be rewritten by the
-    submission), so it is not graded (docs/security.md). Does it keep all of task 5?"""
+    submission), so it is not graded (docs/security.md), and the scorecard says so. Does it keep all of task 5?"""
     folder = submission(tmp_path, "train.py",
                         ("losses.append(loss.item())", "losses.append(loss)"),
                         ("    return float(np.mean(losses))\n    ### END SOLUTION\n\n\ndef _step",
                          "    return float(np.mean([l.item() for l in losses]))\n    ### END SOLUTION\n\n\ndef _step"))
     by_id = results(folder, ("5.1", "5.3"))
     assert all(r.status == PASSED for r in by_id.values()), [r.message for r in by_id.values()]
+    assert by_id["5.1"].message.splitlines()[1:] == [msg.NOT_GRADED_HERE.format(what=msg.LOSSES_KEPT_NOT_SEEN)]
 
 
 def test_not_restoring_the_mode_loses_only_5_2(tmp_path):
