@@ -54,7 +54,7 @@ def _reason(test: dict) -> str:
 
 
 def _not_graded(test: dict) -> str:
-    """What a passed task's message says was not graded (on this machine, or at all) (its lines after the first), or ""."""
+    """What a passed task's message says was not graded, here or anywhere (its lines after the first), or ""."""
     lines = test["output"].splitlines()[1:] if test["output"] else []
     return "; ".join(line.strip() for line in lines)
 
