@@ -6,13 +6,16 @@ from that. The graders draw their own inputs and compare with torch.autograd far
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from ..gradcheck import gradcheck
 
-settings.register_profile("exercises", max_examples=25, deadline=None, derandomize=True,
+# One failure a test, its smallest example, no reproduction blob and no "Explanation" of covered lines: a short
+# block to read, not a group of tracebacks (report_multiple_bugs would show every distinct failure at once).
+settings.register_profile("exercises", max_examples=25, deadline=None, derandomize=True, report_multiple_bugs=False,
+                          print_blob=False, phases=[phase for phase in Phase if phase is not Phase.explain],
                           suppress_health_check=list(HealthCheck))
 settings.load_profile("exercises")
 
@@ -76,8 +79,8 @@ def test_relu_tanh_and_sigmoid_match_central_differences(x):
 @pytest.mark.task1_7
 @given(SHAPES.flatmap(arrays), st.data())
 def test_sum_and_mean_match_central_differences(x, data):
-    axis = data.draw(st.none() | st.integers(0, x.ndim - 1))
-    keepdims = data.draw(st.booleans())
+    axis = data.draw(st.none() | st.integers(0, x.ndim - 1), label="axis")
+    keepdims = data.draw(st.booleans(), label="keepdims")
     gradcheck(lambda x: x.sum(axis=axis, keepdims=keepdims), x)
     gradcheck(lambda x: x.mean(axis=axis, keepdims=keepdims), x)
     gradcheck(lambda x: x.square_mean(), x)
