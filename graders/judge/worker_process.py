@@ -37,6 +37,7 @@ from graders.judge import bubblewrap, budget, forkserver, oracles, sandbox, uids
 from graders.judge.layout import ORACLE_PACKAGES, Layout
 from graders.judge.processes import (
     KEPT_ENV,
+    MALLOC_ENV,
     PR_SET_PDEATHSIG,
     THREADS_ENV,
     WORKER_PATH,
@@ -322,7 +323,8 @@ class Worker:
             if glob.glob("/dev/nvidia*"):
                 env.update({k: os.environ[k] for k in GPU_ENV if k in os.environ})
             work = str(iso.work(layout, key))
-            env.update(THREADS_ENV, PATH=WORKER_PATH, HOME=work, TMPDIR=work, PYTHONHASHSEED="0", MPLBACKEND="Agg")
+            env.update(THREADS_ENV | MALLOC_ENV, PATH=WORKER_PATH, HOME=work, TMPDIR=work, PYTHONHASHSEED="0",
+                       MPLBACKEND="Agg")
             env.update({RUNTIME_ENV: str(iso.runtime(layout)), PACKAGES_ENV: str(iso.packages(layout, packages))})
             block_autodiff = not (may_torch or standins)
             join, release = self.budget.joiner()
