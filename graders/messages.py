@@ -110,9 +110,8 @@ def diagnose(yours: np.ndarray, expected: np.ndarray) -> str | None:
         return HINT_ZERO
     return None
 
-COSTLY_TIMEOUT = ("Task {task} ({title}): {op} on inputs of shape {shapes} did not finish {repeat} calls within "
-                  "{timeout:g} s; at most {limit:g} times {base} is allowed ({allowed:.3f} s of CPU time for as many "
-                  "calls).\n"
+COSTLY_TIMEOUT = ("Task {task} ({title}): {op} on inputs of shape {shapes} did not finish {repeat} calls: it was "
+                  "stopped at 4 times its limit, {limit:g} times {base} (at least {floor:g} s).\n"
                   "  hint: {hint}")
 COSTLY = ("Task {task} ({title}): {op} on inputs of shape {shapes} gives the right values, but {repeat} calls took "
           "{spent:.3f} s of CPU time, {ratio:.0f} times {base} ({base_seconds:.4f} s for as many calls); at most "

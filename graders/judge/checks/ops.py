@@ -280,6 +280,7 @@ def _unbroadcast_expected(grad: np.ndarray, target: tuple) -> np.ndarray:
 
 UNBROADCAST_COST = 50.0  # times the judge's numpy sum of the same gradients
 UNBROADCAST_REPEAT = 30
+COST_TIMEOUT_FLOOR = 5.0  # seconds a timed request is given at the least, however small its limit
 
 
 def unbroadcast_cost_sets(ctx: Context) -> list[tuple[np.ndarray, tuple]]:
@@ -337,12 +338,11 @@ def timed_rung(ctx: Context, verb: str, args: dict, *, yardstick: tuple, timed: 
     op, sets, kwargs = yardstick
     base = timing.measure(op, sets, kwargs, args["repeat"])
     limit = ratio * base
-    timeout = max(5.0, 4 * limit)
     try:
-        reply = ctx.worker.request(verb, args, timeout=timeout, measure_cpu=True)
+        reply = ctx.worker.request(verb, args, timeout=max(COST_TIMEOUT_FLOOR, 4 * limit), measure_cpu=True)
     except (WorkerDied, WorkerTimedOut):
         ctx.oracle_failed(timed)
-        raise CheckFailed(msg.COSTLY_TIMEOUT.format(timeout=timeout, allowed=limit, **head)) from None
+        raise CheckFailed(msg.COSTLY_TIMEOUT.format(floor=COST_TIMEOUT_FLOOR, **head)) from None
     ctx.oracle_failed(timed)
     if "ok" not in reply:
         raise ctx.student_error(reply["error"], timed)
