@@ -1265,6 +1265,58 @@ def unbroadcast(grad, shape):
     return _unbroadcast_honest(grad, shape)
 '''),), ("1.1", "1.6"), earns=("1.6",), says=("right, but too slow", "did not finish"), load=False),
     Hostile(
+        # Under process limits alone a setsid daemon reparents to the judge, out of the worker's process tree: its
+        # CPU went uncounted (5/5) until the judge counted its own children of the worker's uid, zombies included.
+        "work_in_a_daemon", "a right tanh rule whose work on large inputs a double-forked setsid daemon does, "
+        "burning 0.05 s of CPU a call and sending the gradient back through a pipe (the worker only waits)",
+        "solutions", (("tensor.py", "append", '''
+import os as _os
+import time as _time
+
+_tanh_honest = Tensor.tanh
+
+
+def _in_a_daemon(compute):
+    read, write = _os.pipe()
+    if _os.fork() == 0:
+        _os.setsid()
+        if _os.fork() == 0:
+            end = _time.process_time() + 0.05
+            while _time.process_time() < end:
+                pass
+            view = memoryview(compute().tobytes())
+            while view:
+                view = view[_os.write(write, view):]
+            _os._exit(0)
+        _os._exit(0)
+    _os.close(write)
+    chunks = []
+    while True:
+        chunk = _os.read(read, 1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    _os.close(read)
+    return b"".join(chunks)
+
+
+def _tanh_in_a_daemon(self):
+    out = _tanh_honest(self)
+    rule = out._backward
+
+    def backward(g):
+        if np.size(g) > 10_000:
+            raw = _in_a_daemon(lambda: rule(g)[0])
+            return (np.frombuffer(raw, dtype=np.float64).reshape(g.shape).copy(),)
+        return rule(g)
+
+    out._backward = backward
+    return out
+
+
+Tensor.tanh = _tanh_in_a_daemon
+'''),), ("1.5", "1.6"), earns=("1.5",), says=("right, but too slow", "did not finish"), load=False),
+    Hostile(
         # Issue 27: the rung once divided by the student's own forward, timed in the worker: a slow rule beside a
         # forward slowed as much passed 1.6 at 756 times numpy's tanh.
         "yardstick_forward_slowed", "a tanh rule that burns 0.1 s of CPU a call on large inputs (hundreds of times "
