@@ -115,14 +115,17 @@ def diagnose(yours: np.ndarray, expected: np.ndarray) -> str | None:
         return HINT_ZERO
     return None
 
-COSTLY_TIMEOUT = ("Task {task} ({title}): {op} on inputs of shape {shapes} did not finish within {limit:g} times "
-                  "{base}.\n"
+COSTLY_TIMEOUT = ("Task {task} ({title}): {op} on inputs of shape {shapes} did not finish {repeat} calls: it was "
+                  "stopped at 4 times its limit, {limit:g} times {base} (at least {floor:g} s).\n"
                   "  hint: {hint}")
-COSTLY = ("Task {task} ({title}): {op} on inputs of shape {shapes} gives the right values, but took {ratio:.0f} "
-          "times {base}; at most {limit:g} is allowed: right, but too slow.\n"
+COSTLY = ("Task {task} ({title}): {op} on inputs of shape {shapes} gives the right values, but {repeat} calls took "
+          "{spent:.3f} s of CPU time, {ratio:.0f} times {base} ({base_seconds:.4f} s for as many calls); at most "
+          "{limit:g} times is allowed: right, but too slow.\n"
+          "  measured: your process's CPU time read by the judge from the kernel; numpy's, by the judge in a process "
+          "of its own\n"
           "  hint: {hint}")
-COST_BASE_FORWARD = "the forward's CPU time"
-COST_BASE_SUM = "the CPU time of numpy's own sum over that axis"
+COST_BASE_OP = "numpy's own {op} on the same inputs"
+COST_BASE_SUM = "numpy's own sum of the same gradients"
 HINT_UNBROADCAST_COST = ("sum with numpy over whole axes (arr.sum(axis=..., keepdims=...)), not with a Python loop "
                          "over the elements")
 GRADER_ERROR = ("Task {task} ({title}): the grader itself failed ({error}). "

@@ -802,6 +802,7 @@ ENV_PROBE = '''
 WORKER_VARIABLES = {"LANG", "LC_ALL", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS",
                     "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "PATH", "HOME", "TMPDIR", "PYTHONHASHSEED",
                     "MPLBACKEND", "AGL_WORKER_RUNTIME", "AGL_WORKER_PACKAGES", "LD_LIBRARY_PATH",
+                    "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_",
                     "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES"}
 
 
@@ -1398,8 +1399,8 @@ def _exp_fast_when_large(self):
 Tensor.exp = _exp_fast_when_large
 '''),), ("1.5", "1.6"), earns=("1.6",), says=("wrong gradient for x in x.exp()",)),
     Hostile(
-        "work_in_a_thread", "a tanh rule that is right, but burns 2.5 s of CPU in a thread it joins (the main "
-        "thread's CPU time stays small)", "solutions", (("tensor.py", "append", '''
+        "work_in_a_thread", "a tanh rule that is right, but burns 0.05 s of CPU a call in a thread it joins (the "
+        "main thread's CPU time stays small)", "solutions", (("tensor.py", "append", '''
 import threading as _threading
 import time as _time
 
@@ -1407,7 +1408,7 @@ _tanh_honest = Tensor.tanh
 
 
 def _burn():
-    end = _time.thread_time() + 2.5
+    end = _time.thread_time() + 0.05
     while _time.thread_time() < end:
         pass
 
@@ -1428,14 +1429,13 @@ def _tanh_with_a_thread(self):
 
 
 Tensor.tanh = _tanh_with_a_thread
-'''),), ("1.5", "1.6"), earns=("1.5",), says=("times the forward's CPU time",), load=False),
+'''),), ("1.5", "1.6"), earns=("1.5",), says=("right, but too slow",), load=False),
     Hostile(
-        # Slow by CPU seconds, not by a count of round trips: each call on the large gradient spends 0.4 s of CPU
-        # (1.2 s for the rung's three calls) on any machine, twice the rung's limit (50 x numpy's sum + 0.5 s) and
-        # a quarter of the 5 s after which it is stopped ("did not finish"). 200 round trips took 1.5 s a call on
-        # a slow machine, 4.4 s a rung, and under load ran past the 5 s.
+        # Slow by CPU seconds, not by a count of round trips: each call on a large gradient spends 0.02 s of CPU
+        # (1.2 s for the rung's 60 such calls) on any machine, over 20 times the rung's limit (50 x numpy's sum of
+        # the same gradients, about 1 ms) and a quarter of the 5 s after which it is stopped ("did not finish").
         "unbroadcast_right_but_slow", "an unbroadcast that gives the right sums, after converting the whole "
-        "gradient to Python lists and back for 0.4 s of CPU time", "solutions", (("tensor.py", "append", '''
+        "gradient to Python lists and back for 0.02 s of CPU time", "solutions", (("tensor.py", "append", '''
 import time as _time
 
 _unbroadcast_honest = unbroadcast
@@ -1443,10 +1443,165 @@ _unbroadcast_honest = unbroadcast
 
 def unbroadcast(grad, shape):
     started = _time.process_time()
-    while np.size(grad) > 10_000 and _time.process_time() - started < 0.4:
+    while np.size(grad) > 10_000 and _time.process_time() - started < 0.02:
         grad = np.asarray(np.asarray(grad).tolist())
     return _unbroadcast_honest(grad, shape)
 '''),), ("1.1", "1.6"), earns=("1.6",), says=("right, but too slow",), load=False),
+    Hostile(
+        # Issue 27: the rung once timed its yardstick, numpy's sum, in the worker, through worker.verbs_tensor's
+        # numpy; with that numpy swapped, an unbroadcast 684 times too slow passed. The rule burns only once the
+        # swap took: should the worker's modules ever be out of reach, the entry passes 1.1 and its test fails.
+        "yardstick_numpy_slowed", "an unbroadcast that burns 0.03 s of CPU a call on large gradients (a thousand "
+        "times numpy's sum), with the worker's numpy (worker.verbs_tensor.np, and numpy.sum itself) swapped for "
+        "one whose sum burns as much: a yardstick timed in the worker grows with the rule", "solutions",
+        (("tensor.py", "append", '''
+import sys as _sys
+import time as _time
+import types as _types
+
+
+def _burn(seconds):
+    end = _time.process_time() + seconds
+    while _time.process_time() < end:
+        pass
+
+
+_numpy_sum = np.sum
+
+
+def _slow_sum(a, *args, **kwargs):
+    if np.size(a) > 10_000:
+        _burn(0.03)
+    return _numpy_sum(a, *args, **kwargs)
+
+
+class _SlowNumpy(_types.ModuleType):
+    sum = staticmethod(_slow_sum)
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+
+def _swap():
+    """Every worker module's numpy, and numpy's own sum: True once one was swapped."""
+    swapped = False
+    for _name, _module in list(_sys.modules.items()):
+        if _name.startswith("worker") and getattr(_module, "np", None) is np:
+            _module.np = _SlowNumpy("numpy")
+            swapped = True
+    np.sum = _slow_sum
+    return swapped
+
+
+_SWAPPED = _swap()
+_unbroadcast_honest = unbroadcast
+
+
+def unbroadcast(grad, shape):
+    if _SWAPPED and np.size(grad) > 10_000:
+        _burn(0.03)
+    return _unbroadcast_honest(grad, shape)
+'''),), ("1.1", "1.6"), earns=("1.6",), says=("right, but too slow", "did not finish"), load=False),
+    Hostile(
+        # Under process limits alone a setsid daemon reparents to the judge, out of the worker's process tree: its
+        # CPU went uncounted (5/5) until the judge counted its own children of the worker's uid, zombies included.
+        "work_in_a_daemon", "a right tanh rule whose work on large inputs a double-forked setsid daemon does, "
+        "burning 0.05 s of CPU a call and sending the gradient back through a pipe (the worker only waits)",
+        "solutions", (("tensor.py", "append", '''
+import os as _os
+import time as _time
+
+_tanh_honest = Tensor.tanh
+
+
+def _in_a_daemon(compute):
+    read, write = _os.pipe()
+    if _os.fork() == 0:
+        _os.setsid()
+        if _os.fork() == 0:
+            end = _time.process_time() + 0.05
+            while _time.process_time() < end:
+                pass
+            view = memoryview(compute().tobytes())
+            while view:
+                view = view[_os.write(write, view):]
+            _os._exit(0)
+        _os._exit(0)
+    _os.close(write)
+    chunks = []
+    while True:
+        chunk = _os.read(read, 1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    _os.close(read)
+    return b"".join(chunks)
+
+
+def _tanh_in_a_daemon(self):
+    out = _tanh_honest(self)
+    rule = out._backward
+
+    def backward(g):
+        if np.size(g) > 10_000:
+            raw = _in_a_daemon(lambda: rule(g)[0])
+            return (np.frombuffer(raw, dtype=np.float64).reshape(g.shape).copy(),)
+        return rule(g)
+
+    out._backward = backward
+    return out
+
+
+Tensor.tanh = _tanh_in_a_daemon
+'''),), ("1.5", "1.6"), earns=("1.5",), says=("right, but too slow", "did not finish"), load=False),
+    Hostile(
+        # Issue 27: the rung once divided by the student's own forward, timed in the worker: a slow rule beside a
+        # forward slowed as much passed 1.6 at 756 times numpy's tanh.
+        "yardstick_forward_slowed", "a tanh rule that burns 0.1 s of CPU a call on large inputs (hundreds of times "
+        "numpy's tanh), beside a tanh forward that burns as much: a yardstick of the student's own forward grows "
+        "with the rule", "solutions", (("tensor.py", "append", '''
+import time as _time
+
+_tanh_honest = Tensor.tanh
+
+
+def _burn(seconds):
+    end = _time.process_time() + seconds
+    while _time.process_time() < end:
+        pass
+
+
+def _tanh_slow_both_ways(self):
+    if np.size(self.data) > 10_000:
+        _burn(0.1)
+    out = _tanh_honest(self)
+    rule = out._backward
+
+    def backward(g):
+        if np.size(g) > 10_000:
+            _burn(0.1)
+        return rule(g)
+
+    out._backward = backward
+    return out
+
+
+Tensor.tanh = _tanh_slow_both_ways
+'''),), ("1.5", "1.6"), earns=("1.5",), says=("right, but too slow", "did not finish"), load=False),
+    Hostile(
+        # Issue 27: exact sums at O(inputs x outputs) once passed 1.1 on the rung's fixed (300, 300) gradient and
+        # its 0.5 s of slack. The rung now also sums a (2, s, t) gradient to (s, t), where every entry is an output.
+        "unbroadcast_by_broadcast_to", "an unbroadcast by finite differences of np.broadcast_to: exact sums, but a "
+        "sum over the whole gradient for every entry of the target", "solutions", (("tensor.py", "append", '''
+def unbroadcast(grad, shape):
+    grad = np.asarray(grad, dtype=np.float64)
+    out = np.zeros(shape)
+    for i in np.ndindex(*shape):
+        unit = np.zeros(shape)
+        unit[i] = 1.0
+        out[i] = np.sum(grad * np.broadcast_to(unit, grad.shape))
+    return out
+'''),), ("1.1", "1.2"), earns=("1.2",), says=("right, but too slow", "did not finish"), load=False),
     Hostile(
         "memory_in_children", "four children of 1.5 GiB each (touched), each under one process's 4 GiB: 6 GiB "
         "across the tree", "stubs", (("tensor.py", "append", MEMORY_IN_CHILDREN),), ("1.1",),

@@ -42,7 +42,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graders import paths
-from graders.judge.processes import KEPT_ENV, PR_SET_PDEATHSIG, THREADS_ENV, WORKER_PATH, children, kill_tree
+from graders.judge.processes import (
+    KEPT_ENV,
+    MALLOC_ENV,
+    PR_SET_PDEATHSIG,
+    THREADS_ENV,
+    WORKER_PATH,
+    children,
+    kill_tree,
+)
 
 SWITCH_ENV = "AUTOGRAD_LAB_FORKSERVER"  # "off": every worker starts cold
 READY_TIMEOUT = 120.0  # seconds a server may take to import torch on a loaded machine
@@ -103,7 +111,7 @@ class Server:
         shutil.copytree(paths.WORKER, self.folder / "worker", ignore=shutil.ignore_patterns("__pycache__"))
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
-        env.update(THREADS_ENV, PATH=WORKER_PATH, PYTHONHASHSEED="0", MPLBACKEND="Agg",
+        env.update(THREADS_ENV | MALLOC_ENV, PATH=WORKER_PATH, PYTHONHASHSEED="0", MPLBACKEND="Agg",
                    AGL_ZYGOTE_RUNTIME=str(self.folder))
         code = ("import os, sys; sys.path.insert(0, os.environ.pop('AGL_ZYGOTE_RUNTIME')); "
                 f"from worker.zygote import serve_forks; serve_forks({theirs.fileno()}, {torch_too!r})")

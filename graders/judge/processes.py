@@ -15,6 +15,11 @@ from graders.judge import uids
 # BLAS and OpenMP on one thread each: a grade's numbers must not depend on how many cores the machine has, and
 # a class's judges share the cores between them.
 THREADS_ENV = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+# glibc's malloc keeps freed arrays of up to 32 MiB for the next allocation instead of handing them back to the
+# kernel: otherwise a rule that holds two large temporaries at once pays a page fault per page for every new one
+# (20 times the arithmetic, measured on 300 x 300 arrays), and a cost rung would time the allocator, not the rule.
+# Workers, fork servers and the cost rungs' yardstick (graders.judge.yardstick) run with it alike.
+MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(32 * 2**20), "MALLOC_TRIM_THRESHOLD_": str(256 * 2**20)}
 # What a worker (and a fork server) keeps of the judge's environment, and the PATH it gets: never the judge's
 # PATH, which names the judge's folders.
 KEPT_ENV = ("LANG", "LC_ALL", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")

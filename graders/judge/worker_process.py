@@ -37,6 +37,7 @@ from graders.judge import bubblewrap, budget, forkserver, oracles, sandbox, uids
 from graders.judge.layout import ORACLE_PACKAGES, Layout
 from graders.judge.processes import (
     KEPT_ENV,
+    MALLOC_ENV,
     PR_SET_PDEATHSIG,
     THREADS_ENV,
     WORKER_PATH,
@@ -322,7 +323,8 @@ class Worker:
             if glob.glob("/dev/nvidia*"):
                 env.update({k: os.environ[k] for k in GPU_ENV if k in os.environ})
             work = str(iso.work(layout, key))
-            env.update(THREADS_ENV, PATH=WORKER_PATH, HOME=work, TMPDIR=work, PYTHONHASHSEED="0", MPLBACKEND="Agg")
+            env.update(THREADS_ENV | MALLOC_ENV, PATH=WORKER_PATH, HOME=work, TMPDIR=work, PYTHONHASHSEED="0",
+                       MPLBACKEND="Agg")
             env.update({RUNTIME_ENV: str(iso.runtime(layout)), PACKAGES_ENV: str(iso.packages(layout, packages))})
             block_autodiff = not (may_torch or standins)
             join, release = self.budget.joiner()
@@ -449,15 +451,8 @@ class Worker:
         were not there before this one started."""
         if not self._subreaper:
             return
-        table = parents()
-        owners = uids.uids_of_processes(zombies=True) if process.uid is not None else {}
         for _ in range(100):
-            with _live_lock:
-                ours = [pid for pid, parent in table.items() if parent == os.getpid()]
-                if process.uid is not None:
-                    orphans = [pid for pid in ours if owners.get(pid) == process.uid]
-                else:
-                    orphans = [pid for pid in ours if pid not in process.before and pid not in _live]
+            orphans = self._orphans(process)
             if not orphans:
                 return
             for pid in orphans:
@@ -466,8 +461,20 @@ class Worker:
                     os.waitpid(pid, 0)
                 except ChildProcessError:
                     pass
-            table = parents()
-            owners = uids.uids_of_processes(zombies=True) if process.uid is not None else {}
+
+    def _orphans(self, process: _Process) -> list[int]:
+        """The judge's children that ``process`` left (a setsid daemon reparents to us, the subreaper), zombies
+        included: with a worker uid, those of that uid; else those that are no worker's and were not there before
+        it started. None under bubblewrap, where they stay in the worker's pid namespace, below its sandbox."""
+        if not self._subreaper or self.isolation.bubblewrap:
+            return []
+        table = parents()
+        owners = uids.uids_of_processes(zombies=True) if process.uid is not None else {}
+        with _live_lock:
+            ours = [pid for pid, parent in table.items() if parent == os.getpid()]
+            if process.uid is not None:
+                return [pid for pid in ours if owners.get(pid) == process.uid]
+            return [pid for pid in ours if pid not in process.before and pid not in _live]
 
     def __enter__(self) -> Worker:
         return self
@@ -592,10 +599,14 @@ class Worker:
     def _cpu_seconds(self, process: _Process) -> tuple[float, float]:
         """CPU time the worker's process tree has used, from the kernel (not from the worker's word): every
         thread of every process in nanoseconds while they live (``/proc/<pid>/task/*/schedstat``), and, in
-        clock ticks, with what ended threads and waited-for children spent (``/proc/<pid>/stat``)."""
+        clock ticks, with what ended threads and waited-for children spent (``/proc/<pid>/stat``). The tree
+        includes what the worker left to the judge, a setsid daemon that does the work (``_orphans``): while it
+        lives, and once it has ended, as a zombie the judge has not reaped. Only those of the worker's own uid:
+        without one, a process of another grade's could be counted."""
         live = ended = 0.0
-        trees = dict.fromkeys(pid for root in dict.fromkeys((process.worker.pid, process.popen.pid))
-                              for pid in (root, *descendants(root)))
+        left = self._orphans(process) if process.uid is not None else []
+        roots = dict.fromkeys((process.worker.pid, process.popen.pid, *left))
+        trees = dict.fromkeys(pid for root in roots for pid in (root, *descendants(root)))
         for pid in trees:
             for stat in glob.glob(f"/proc/{pid}/task/*/schedstat"):
                 try:

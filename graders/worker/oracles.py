@@ -9,8 +9,13 @@ from .verbs import ask_judge
 
 def unbroadcast(grad, shape):
     """``grad`` summed down to ``shape`` by the judge: the student's rules of 1.2 and 1.3 call this in place of
-    their own unbroadcast, so a mistake in task 1.1 costs its points once."""
-    return ask_judge("unbroadcast", grad=np.asarray(grad, dtype=np.float64), shape=[int(n) for n in shape])
+    their own unbroadcast, so a mistake in task 1.1 costs its points once. A gradient of the input's own shape
+    needs no sum: a copy of it comes back without a round trip to the judge (the cost rungs of 1.2 and 1.3 time
+    the rules with what this costs in the worker)."""
+    grad, shape = np.asarray(grad, dtype=np.float64), [int(n) for n in shape]
+    if list(grad.shape) == shape:
+        return grad.copy()
+    return ask_judge("unbroadcast", grad=grad, shape=shape)
 
 
 def _kind(loss_fn) -> str:

@@ -89,35 +89,33 @@ def _answer(leaves, out, grads) -> dict:
     return {"out": claim(out.data), "slots": slots, "grads": claims(grads)}
 
 
-def op_cost(package, op, sets, kwargs, repeat, phase, isolate_unbroadcast=False):
-    """Run an op's forward, or its backward rule, ``repeat`` times on each set of operands (with its upstream);
-    the judge times the request. The backward's last answer for each set comes back (as op_backward's), so that
-    what was timed is also what is checked; with ``isolate_unbroadcast`` the rule calls the judge's
-    ``unbroadcast``, as in op_backward."""
+def op_cost(package, op, sets, kwargs, repeat, isolate_unbroadcast=False):
+    """Build an op on each set of operands and call its backward rule ``repeat`` times (with the set's upstream);
+    the judge reads this request's CPU time from the kernel, and times numpy's own op itself, elsewhere (nothing
+    here is a baseline). The last answer for each set comes back (as op_backward's), so that what was timed is
+    also what is checked; with ``isolate_unbroadcast`` the rule calls the judge's ``unbroadcast``, as in
+    op_backward."""
     answers = []
     with _unbroadcast_of_the_judge(package, isolate_unbroadcast):
         for one in sets:
             _, leaves, out = _forward(package, op, one["operands"], kwargs)
             grads = None
             for _ in range(repeat):
-                if phase == "forward":
-                    _forward(package, op, one["operands"], kwargs)
-                else:
-                    grads = out._backward(one["upstream"])
+                grads = out._backward(one["upstream"])
             answers.append(_answer(leaves, out, grads))
-    return None if phase == "forward" else answers
+    return answers
 
 
-def unbroadcast_cost(package, grad, shape, repeat, phase):
-    """numpy's own sum of ``grad`` over its first axis (the baseline), or the package's unbroadcast, ``repeat``
-    times; the judge times the request, and checks unbroadcast's last answer."""
-    answer = None
-    for _ in range(repeat):
-        if phase == "forward":
-            np.sum(grad, axis=0)
-        else:
-            answer = module(package, "tensor").unbroadcast(grad, tuple(shape))
-    return None if phase == "forward" else claim(answer)
+def unbroadcast_cost(package, sets, repeat):
+    """The package's unbroadcast, ``repeat`` times on each {"grad", "shape"}; the judge reads this request's CPU
+    time from the kernel and checks each set's last answer."""
+    tensor_module, answers = module(package, "tensor"), []
+    for one in sets:
+        answer = None
+        for _ in range(repeat):
+            answer = tensor_module.unbroadcast(one["grad"], tuple(one["shape"]))
+        answers.append(claim(answer))
+    return answers
 
 
 def _linear_node(tensor_module, parents, coefs):

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from graders import messages as msg
 from graders.judge import reference
 from graders.judge import strategies as s
+from graders.judge import yardstick as timing
 from graders.judge.checks.base import TIGHT, CheckFailed, Context
 from graders.judge.worker_process import WorkerDied, WorkerTimedOut
 from graders.tasks import BY_ID
@@ -277,85 +278,115 @@ def _unbroadcast_expected(grad: np.ndarray, target: tuple) -> np.ndarray:
     return torch.from_numpy(grad).sum_to_size(target).numpy() if target else np.asarray(grad.sum())
 
 
-UNBROADCAST_COST = {"ratio": 50.0, "slack": 0.5}  # times numpy's own sum over the first axis, plus seconds
+UNBROADCAST_COST = 50.0  # times the judge's numpy sum of the same gradients
+UNBROADCAST_REPEAT = 30
+COST_TIMEOUT_FLOOR = 5.0  # seconds a timed request is given at the least, however small its limit
+
+
+def unbroadcast_cost_sets(ctx: Context) -> list[tuple[np.ndarray, tuple]]:
+    """The (gradient, target) pairs the cost rung of 1.1 times: a small one of the drawn examples' sizes, a large
+    gradient summed over its rows ((r, c) to (1, c)) and one summed over a leading axis ((2, s, t) to (s, t)). In
+    the second, every entry of the target is an output: a rule that costs a sum over the whole gradient per output
+    entry (finite differences of ``np.broadcast_to``, say) spends thousands of times the sum itself there. Sides
+    and values are drawn from the key, as cost_operands draws them; without one they are fixed."""
+    rng = np.random.default_rng([ctx.key, 0]) if ctx.key is not None else None
+    if rng is None:
+        rows, leading = _BIG, _BIG3
+    else:
+        rows = np.round(rng.uniform(-1.0, 1.0, (int(rng.integers(240, 321)), int(rng.integers(240, 321)))), 2)
+        leading = np.round(rng.uniform(-1.0, 1.0, (2, int(rng.integers(60, 101)), int(rng.integers(60, 101)))), 2)
+    corner = int(rng.integers(1, 5)) if rng is not None else 3
+    small = rows[:corner, :corner].copy()
+    return [(small, (1, corner)), (rows, (1, rows.shape[1])), (leading, leading.shape[1:])]
 
 
 def check_unbroadcast_cost(ctx: Context) -> CheckFailed | None:
-    """unbroadcast on a large gradient, timed against numpy's own sum over the same axis; its answer checked (a
-    wrong one is returned, as by check_cost)."""
-    grad, target = _BIG, (1, _BIG.shape[1])
-    head = msg.header(ctx.task, op="unbroadcast", shapes=f"{grad.shape} to {target}", limit=UNBROADCAST_COST["ratio"],
+    """unbroadcast on large gradients, its CPU time against the judge's own numpy sum of them (graders.judge.
+    yardstick); every answer timed is checked (a wrong one is returned, as by check_cost)."""
+    sets = unbroadcast_cost_sets(ctx)
+    shapes = " and ".join(f"{grad.shape} to {target}" for grad, target in sets[1:])
+    head = msg.header(ctx.task, op="unbroadcast", shapes=shapes, limit=UNBROADCAST_COST, repeat=UNBROADCAST_REPEAT,
                       hint=msg.HINT_UNBROADCAST_COST, base=msg.COST_BASE_SUM)
 
-    def check(answer) -> None:
-        yours = ctx.array(answer, target, f"unbroadcast(grad of shape {grad.shape}, {target})")
-        ctx.compare(yours, grad.sum(axis=0, keepdims=True), f"unbroadcast(grad, {target})",
-                    inputs=[f"  grad = {msg.array_text(grad)}"], source="the gradient summed over the broadcast axes",
-                    hint="sum away the extra leading axes, then sum (keepdims) every axis where the target has size 1")
+    def check(answers) -> None:
+        if len(answers) != len(sets):
+            ctx.fail("the answers of unbroadcast", "something else", f"{len(sets)} answers")
+        for (grad, target), answer in zip(sets, answers):
+            yours = ctx.array(answer, target, f"unbroadcast(grad of shape {grad.shape}, {target})")
+            ctx.compare(yours, _unbroadcast_expected(grad, target), f"unbroadcast(grad, {target})",
+                        inputs=[f"  grad = {msg.array_text(grad)}"],
+                        source="the gradient summed over the broadcast axes",
+                        hint="sum away the extra leading axes, then sum (keepdims) every axis where the target has "
+                             "size 1")
 
-    return timed_rung(ctx, "unbroadcast_cost", {"package": "sub_tensor", "grad": grad, "shape": list(target),
-                                                "repeat": COST_REPEAT},
-                      baseline=f"timing numpy's sum of a gradient of shape {grad.shape}",
-                      timed=f"calling unbroadcast(grad of shape {grad.shape}, {target})",
-                      ratio=UNBROADCAST_COST["ratio"], slack=UNBROADCAST_COST["slack"], head=head, check=check)
+    wire = [{"grad": grad, "shape": list(target)} for grad, target in sets]
+    return timed_rung(ctx, "unbroadcast_cost", {"package": "sub_tensor", "sets": wire, "repeat": UNBROADCAST_REPEAT},
+                      yardstick=("unbroadcast", [[grad, list(target)] for grad, target in sets], {}),
+                      timed=f"calling unbroadcast on gradients of shape {shapes}", ratio=UNBROADCAST_COST,
+                      head=head, check=check)
 
 
-def timed_rung(ctx: Context, verb: str, args: dict, *, baseline: str, timed: str, ratio: float, slack: float,
-               head: dict, check) -> CheckFailed | None:
-    """The cost rung: ``verb`` times its baseline (phase "forward") and the student's code (phase "backward");
+def timed_rung(ctx: Context, verb: str, args: dict, *, yardstick: tuple, timed: str, ratio: float, head: dict,
+               check) -> CheckFailed | None:
+    """The cost rung: the worker's CPU time for ``verb`` (the student's code, ``args["repeat"]`` times on each
+    set), read by the judge from the kernel, must stay within ``ratio`` x the yardstick's: numpy's own op on the
+    same inputs, as many times, timed where no student code runs (graders.judge.yardstick). Nothing the worker
+    does or says moves the limit, and no flat seconds of slack are added to it: the timed sizes make a rule that
+    is asymptotically slower (work per input times outputs) spend orders of magnitude more than the limit.
     ``check`` holds the very answer that was timed (its CheckFailed is returned, to be raised after the drawn
-    examples), then its CPU time must stay within ``ratio`` x the baseline's + ``slack`` seconds."""
-    ctx.ask(verb, baseline, phase="forward", measure_cpu=True, **args)
-    base = max(ctx.worker.last_cpu_seconds, 1e-3)
-    limit = ratio * base + slack
+    examples)."""
+    op, sets, kwargs = yardstick
+    base = timing.measure(op, sets, kwargs, args["repeat"])
+    limit = ratio * base
     try:
-        reply = ctx.worker.request(verb, {**args, "phase": "backward"}, timeout=max(5.0, 4 * limit), measure_cpu=True)
+        reply = ctx.worker.request(verb, args, timeout=max(COST_TIMEOUT_FLOOR, 4 * limit), measure_cpu=True)
     except (WorkerDied, WorkerTimedOut):
         ctx.oracle_failed(timed)
-        raise CheckFailed(msg.COSTLY_TIMEOUT.format(**head)) from None
+        raise CheckFailed(msg.COSTLY_TIMEOUT.format(floor=COST_TIMEOUT_FLOOR, **head)) from None
     ctx.oracle_failed(timed)
     if "ok" not in reply:
         raise ctx.student_error(reply["error"], timed)
     spent = ctx.worker.last_cpu_seconds
+    ctx.data["cost"] = {"seconds": spent, "numpy_seconds": base, "ratio": spent / base, "limit": ratio}
     try:
         check(ctx.parsed(verb, reply["ok"], timed))
     except CheckFailed as wrong:
         return wrong
     if spent > limit:
-        raise CheckFailed(msg.COSTLY.format(ratio=spent / base, **head))
+        raise CheckFailed(msg.COSTLY.format(ratio=spent / base, spent=spent, base_seconds=base, **head))
     return None
 
 
 @dataclass(frozen=True)
 class CostCase:
-    """One op of a task timed on a large input: its rule may cost a bounded multiple of its forward."""
+    """One op of a task timed on a large input: its rule may cost ``ratio`` x numpy's own op on the same inputs."""
     op: str
     text: str
     operands: tuple
     kwargs: dict
     ratio: float
-    slack: float  # seconds, so a correct rule written with Python loops still passes
     hint: str
     sides: tuple[int, int] = (240, 321)  # the range of the large input's sides, drawn with a key
+    repeat: int = 30  # calls of the rule per set in the timed request, so that its reading and writing is small
 
 
 _RNG = np.random.default_rng(0)
 _BIG = np.round(_RNG.uniform(-1.0, 1.0, (300, 300)), 2)
 _SQUARE = _RNG.standard_normal((160, 160))
+_BIG3 = np.round(_RNG.uniform(-1.0, 1.0, (2, 80, 80)), 2)
 HINT_FORMULA = ("write the rule with numpy operations over whole arrays: no Python loop over the elements, and no "
                 "finite differences or complex step per entry")
 COSTS = {
-    "1.2": CostCase("add", "x + y", (_BIG, _BIG[0]), {}, 200.0, 0.5, HINT_FORMULA),
-    "1.3": CostCase("mul", "x * y", (_BIG, _BIG), {}, 200.0, 0.5, HINT_FORMULA),
-    "1.4": CostCase("matmul", "x @ w", (_SQUARE, _SQUARE.T.copy()), {}, 25.0, 0.05,
+    "1.2": CostCase("add", "x + y", (_BIG, _BIG[0]), {}, 200.0, HINT_FORMULA),
+    "1.3": CostCase("mul", "x * y", (_BIG, _BIG), {}, 200.0, HINT_FORMULA),
+    "1.4": CostCase("matmul", "x @ w", (_SQUARE, _SQUARE.T.copy()), {}, 100.0,
                     "write each gradient as one matrix product of whole arrays, not finite differences or a "
-                    "loop per entry", (130, 181)),
-    "1.5": CostCase("exp", "x.exp()", (_BIG,), {}, 200.0, 0.5, HINT_FORMULA),
-    "1.6": CostCase("tanh", "x.tanh()", (_BIG,), {}, 200.0, 0.5, HINT_FORMULA),
-    "1.7": CostCase("sum", "x.sum(axis=0)", (_BIG,), {"axis": 0}, 200.0, 0.5, HINT_FORMULA),
-    "1.8": CostCase("reshape", "x.reshape(-1)", (_BIG,), {"shape": [-1]}, 200.0, 0.5, HINT_FORMULA),
+                    "loop per entry", (130, 181), repeat=10),
+    "1.5": CostCase("exp", "x.exp()", (_BIG,), {}, 70.0, HINT_FORMULA, repeat=10),
+    "1.6": CostCase("tanh", "x.tanh()", (_BIG,), {}, 45.0, HINT_FORMULA, repeat=10),
+    "1.7": CostCase("sum", "x.sum(axis=0)", (_BIG,), {"axis": 0}, 80.0, HINT_FORMULA),
+    "1.8": CostCase("reshape", "x.reshape(-1)", (_BIG,), {"shape": [-1]}, 60.0, HINT_FORMULA),
 }
-COST_REPEAT = 3
 
 
 def cost_operands(ctx: Context, cost: CostCase) -> list[list]:
@@ -379,32 +410,32 @@ def cost_operands(ctx: Context, cost: CostCase) -> list[list]:
 
 def check_cost(ctx: Context) -> CheckFailed | None:
     """The last rung of an op task: backward may not be finite differences (or a complex step) in disguise.
-    Its CPU time on a large input (with a small one in the same request), measured by the kernel, must stay
-    within a multiple of the forward's. The values of every answer timed are checked too; where they are wrong,
-    the failure is returned, to be raised after the drawn examples (whose small inputs make a plainer message,
-    if they fail as well)."""
+    Its CPU time on a large input (with a small one in the same request), read by the judge from the kernel, must
+    stay within a multiple of numpy's own op on the same inputs, timed where no student code runs (timed_rung).
+    The values of every answer timed are checked too; where they are wrong, the failure is returned, to be raised
+    after the drawn examples (whose small inputs make a plainer message, if they fail as well)."""
     cost = COSTS[ctx.task.id]
     case, kwargs = CASES_BY_OP[cost.op], _tuples(cost.kwargs)
     sets = cost_operands(ctx, cost)
     upstreams = [np.ones(output_shape(ctx, case, operands, kwargs)) for operands in sets]
     wire = [{"operands": _encode(operands, cost.kwargs)[0], "upstream": g} for operands, g in zip(sets, upstreams)]
-    args = dict(package="sub_tensor", op=cost.op, sets=wire, kwargs=_encode([], cost.kwargs)[1], repeat=COST_REPEAT,
+    args = dict(package="sub_tensor", op=cost.op, sets=wire, kwargs=_encode([], cost.kwargs)[1], repeat=cost.repeat,
                 isolate_unbroadcast="unbroadcast" in ctx.task.asks_judge)
     shapes = " and ".join(str(np.shape(a)) for a in sets[-1])
     head = msg.header(ctx.task, op=f"the backward rule of {cost.text}", shapes=shapes, limit=cost.ratio,
-                      hint=cost.hint, base=msg.COST_BASE_FORWARD)
+                      repeat=cost.repeat, hint=cost.hint, base=msg.COST_BASE_OP.format(op=cost.text))
 
     def check(answers) -> None:  # what was timed is what is checked: a rule cannot be fast here by being wrong here
-        if answers is None or len(answers) != len(sets):
+        if len(answers) != len(sets):
             ctx.fail(f"the answers of the backward rule of {cost.text}", "something else", f"{len(sets)} answers")
         for operands, upstream, answer in zip(sets, upstreams, answers):
             _, expected = ctx.expected(f"vjp of {case.task} {case.text}", partial(reference.expected_vjp, case.torch),
                                        operands, kwargs, upstream, with_finite_differences=False)
             check_answer(ctx, case, operands, kwargs, upstream, answer, expected)
 
-    return timed_rung(ctx, "op_cost", args, baseline=f"timing the forward of {cost.text}",
+    return timed_rung(ctx, "op_cost", args, yardstick=(cost.op, [list(operands) for operands in sets], cost.kwargs),
                       timed=f"calling the backward rule of {cost.text} on inputs of shape {shapes}",
-                      ratio=cost.ratio, slack=cost.slack, head=head, check=check)
+                      ratio=cost.ratio, head=head, check=check)
 
 
 def _tuples(kwargs: dict) -> dict:
