@@ -57,6 +57,7 @@ HINT_GRAD_DTYPE = ("convert a given grad to float64 before the walk (np.asarray(
                    "and multiplies float16, float32 and bool arrays in their own dtype")
 SKIPPED_NO_CUDA = "Task {task} ({title}): skipped, no CUDA device on the grading machine (carries no points)."
 PASSED = "Task {task} ({title}): passed."
+RULE_RETURNS = "  the rule must return a tuple of {count}: {grads}"
 NOT_GRADED_HERE = "  not graded: {what}"
 LOSSES_KEPT_NOT_SEEN = ("whether train_epoch lets each batch's loss Tensor (and its graph) go, keeping "
                         "loss.item(): no number shows it")

@@ -7,6 +7,7 @@ the rules call the reference ``unbroadcast``, so a mistake in 1.1 costs once.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -178,6 +179,14 @@ def _input_lines(case: OpCase, operands, kwargs, upstream) -> list[str]:
     return lines
 
 
+def _returns_line(case: OpCase, operands) -> str:
+    """What the rule must return for these operands: one gradient per Tensor operand, of that operand's shape."""
+    shapes = [value.shape for value in operands if isinstance(value, np.ndarray)]
+    names = operand_names(case, operands)
+    grads = ", ".join(f"dL/d{name} of shape {shape}" for name, shape in zip(names, shapes))
+    return msg.RULE_RETURNS.format(grads=grads, count=len(shapes))
+
+
 def _encode(operands, kwargs):
     wire = [{"tensor": v} if isinstance(v, np.ndarray) else {"const": float(v)} for v in operands]
     return wire, {k: list(v) if isinstance(v, tuple) else v for k, v in kwargs.items()}
@@ -193,8 +202,11 @@ def check_case(ctx: Context, case: OpCase, operands, kwargs, upstream, *, witnes
         answer = ctx.ask("op_backward", f"calling the backward rule of {text}", package="sub_tensor", op=case.op,
                          operands=wire, kwargs=wire_kwargs, upstream=upstream,
                          isolate_unbroadcast="unbroadcast" in BY_ID[case.task].asks_judge)
-    except CheckFailed as failure:  # show the inputs that made the student's code raise
-        raise CheckFailed(msg.lines(str(failure), *_input_lines(case, operands, kwargs, upstream))) from None
+    except CheckFailed as failure:  # show the inputs that made the student's code raise, and what it must return
+        text = str(failure)
+        in_a_function = re.search(r"\n  at \S+:\d+ in ", text)  # not a file that does not compile or import
+        raise CheckFailed(msg.lines(text, *_input_lines(case, operands, kwargs, upstream),
+                                    _returns_line(case, operands) if in_a_function else "")) from None
     check_answer(ctx, case, operands, kwargs, upstream, answer, expected, witness=witness)
 
 
