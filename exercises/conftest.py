@@ -74,10 +74,13 @@ def pytest_make_collect_report(collector):
             _SEEN_IMPORT_ERRORS.add(line)
 
 
+LAST = ("test_properties.py", "test_cost.py")  # after the worked examples, in this order
+
+
 def pytest_collection_modifyitems(items):
-    """The worked examples run before the property tests, so a task not started is reported at its first
-    worked example."""
-    items.sort(key=lambda item: item.path.name == "test_properties.py")  # a stable sort keeps the rest in order
+    """The worked examples run before the property tests and the cost tests, so a task not started is reported
+    at its first worked example."""
+    items.sort(key=lambda item: LAST.index(item.path.name) + 1 if item.path.name in LAST else 0)  # stable
 
 
 _REPORTED: set = set()  # the tasks already reported as running into a stub in this run
