@@ -197,6 +197,39 @@ def test_a_leaf_without_requires_grad_keeps_grad_none():
     assert_close(x.grad, 2.0, "x.grad for y = x * 2")
 
 
+@pytest.mark.task2_2
+def test_a_leaf_that_requires_grad_is_its_own_output():
+    """Does x.backward() on a 0-d leaf x that requires grad give x.grad = 1, as PyTorch does?"""
+    x = Tensor(3.0, requires_grad=True)
+    x.backward()
+    assert_close(x.grad, 1.0, "x.grad after x.backward() on a leaf")
+
+
+@pytest.mark.task2_2
+def test_a_leaf_grad_is_its_own_float64_array():
+    """Is a leaf's .grad a float64 copy of what reaches it: unchanged when the caller later changes the array it
+    gave, when another leaf's .grad is scaled in place, and float64 when a rule returns integers?"""
+    a, b, g = Tensor([1.0, 2.0], requires_grad=True), Tensor([3.0, 4.0], requires_grad=True), np.array([1.5, -2.0])
+    add(a, b).backward(g)  # the rule of + hands g itself to both leaves
+    g[...] = 7.0
+    a.grad *= 0.5
+    assert_close(b.grad, [1.5, -2.0], "b.grad after (a + b).backward(g), then g[...] = 7 and a.grad *= 0.5")
+    x = Tensor([1.0, 1.0], requires_grad=True)
+    op(2.0 * x.data, (x,), lambda g: (np.array([1, 2]),)).backward(np.ones(2))  # a rule that returns integers
+    if not isinstance(x.grad, np.ndarray) or x.grad.dtype != np.float64:
+        pytest.fail(f"x.grad is {x.grad!r} after a rule returned integers, expected a float64 array",
+                    pytrace=False)
+
+
+@pytest.mark.task2_2
+def test_a_float16_gradient_is_read_as_float64():
+    """Is a given gradient converted to float64 before the walk, so that float16 rounding stays out of it?"""
+    x, g = Tensor([1.0], requires_grad=True), np.array([0.1], dtype=np.float16)
+    add(add(x, x), scale(x, 3.0)).backward(g)
+    assert_close(x.grad, 5.0 * g.astype(np.float64), "x.grad for y = x + x + 3x, backward(a float16 grad)",
+                 rtol=1e-12)
+
+
 # ----- 2.3 no_grad -----
 
 @pytest.mark.task2_3
