@@ -334,18 +334,14 @@ def program(package, steps):
     return {"outcomes": outcomes, "recorded": recorded}
 
 
-class _BlockLeft(Exception):
-    pass
-
-
 def _leave(block, raising: bool) -> None:
     """Leave a no_grad() block as a ``with`` statement does: normally, or with an exception passing through."""
     if not raising:
         block.__exit__(None, None, None)
         return
     try:
-        raise _BlockLeft
-    except _BlockLeft:
+        raise _ProbeError
+    except _ProbeError:
         if block.__exit__(*sys.exc_info()):
             return  # a block that swallows the exception: the program goes on, the gradients will tell
 

@@ -321,6 +321,12 @@ def refusal(root: _Value, seed) -> str | None:
 
 def expected_program(steps) -> list[tuple[str | None, list[np.ndarray | None]]]:
     """For each backward step: the exception it must raise (None: it returns), and every leaf's .grad after it."""
+    return run_model(steps)[1]
+
+
+def run_model(steps) -> tuple[list[_Value], list[tuple[str | None, list[np.ndarray | None]]]]:
+    """The judge's model of a program: every tensor it makes (``_Value``), and for each backward step the
+    exception it must raise (None: it returns) and every leaf's .grad after it."""
     made, grads, blocks, outcomes = [], [], 0, []
     for step in steps:
         do = step["do"]
@@ -349,7 +355,19 @@ def expected_program(steps) -> list[tuple[str | None, list[np.ndarray | None]]]:
             outcomes.append((raised, [None if g is None else np.array(g) for g in grads]))
         elif do == "scale" and grads[step["leaf"]] is not None:
             grads[step["leaf"]] = grads[step["leaf"]] * step["by"]
-    return outcomes
+    return made, outcomes
+
+
+def tensors_made(steps) -> list[dict]:
+    """A program's steps that make a tensor (leaves and nodes), in order: a step's "root" and "parents" index these."""
+    return [step for step in steps if step["do"] in ("leaf", "node")]
+
+
+def _node_step(draw, made: int) -> dict:
+    """A judge-made linear op over 1-3 of the ``made`` tensors so far (repeats allowed), with drawn coefficients."""
+    parents = draw(st.lists(st.integers(0, made - 1), min_size=1, max_size=3))
+    return {"do": "node", "parents": parents,
+            "coefs": draw(st.lists(st.sampled_from(COEFS), min_size=len(parents), max_size=len(parents)))}
 
 
 def program_text(steps) -> list[str]:
@@ -411,25 +429,20 @@ def backward_programs(draw):
         if draw(st.integers(0, 3)) == 0:
             root = draw(st.integers(0, count - 1))  # a leaf as its own output
         else:
-            parents = draw(st.lists(st.integers(0, count - 1), min_size=1, max_size=3))
-            steps.append({"do": "node", "parents": parents,
-                          "coefs": draw(st.lists(st.sampled_from(COEFS), min_size=len(parents),
-                                                 max_size=len(parents)))})
+            steps.append(_node_step(draw, count))  # over the leaves only: one op between a root and its leaves
             root, made = made, made + 1
-        requires = any(not frozen[p] for p in _leaves_under(steps, root))
+        requires = any(not frozen[p] for p in _leaves_under(tensors_made(steps), root))
         steps.append({"do": "backward", "root": root, **draw(_seeds(shape, requires))})
         if draw(st.booleans()):  # as clip_grad_norm does: a .grad another leaf shares is scaled with it
             steps.append({"do": "scale", "leaf": draw(st.integers(0, count - 1)), "by": 0.5})
     return steps
 
 
-def _leaves_under(steps, index: int) -> set[int]:
-    """The leaves the tensor made at ``index`` (leaves first, then one per node step) was built from."""
-    nodes = [step for step in steps if step["do"] in ("leaf", "node")]
-    node = nodes[index]
-    if node["do"] == "leaf":
+def _leaves_under(made: list[dict], index: int) -> set[int]:
+    """The leaves the tensor made at ``index`` (of ``tensors_made``) was built from."""
+    if made[index]["do"] == "leaf":
         return {index}
-    return set().union(*(_leaves_under(steps, p) for p in node["parents"]))
+    return set().union(*(_leaves_under(made, p) for p in made[index]["parents"]))
 
 
 def _seeds(shape, requires: bool):
@@ -475,26 +488,9 @@ def no_grad_programs(draw):
             steps.append({"do": "exit", "raising": draw(st.booleans())})
             blocks -= 1
         else:
-            parents = draw(st.lists(st.integers(0, made - 1), min_size=1, max_size=3))
-            steps.append({"do": "node", "parents": parents,
-                          "coefs": draw(st.lists(st.sampled_from(COEFS), min_size=len(parents),
-                                                 max_size=len(parents)))})
+            steps.append(_node_step(draw, made))
             made += 1
     return steps + [{"do": "exit", "raising": False}] * blocks
-
-
-def expected_recorded(steps) -> list[bool]:
-    """Whether each tensor a program makes is recorded: a node is, outside every no_grad() block, when one of
-    its parents requires grad (op()'s rule, as PyTorch's); a leaf as it was made."""
-    recorded, blocks = [], 0
-    for step in steps:
-        if step["do"] == "leaf":
-            recorded.append(step["requires_grad"])
-        elif step["do"] == "node":
-            recorded.append(blocks == 0 and any(recorded[p] for p in step["parents"]))
-        elif step["do"] in ("enter", "exit"):
-            blocks += 1 if step["do"] == "enter" else -1
-    return recorded
 
 
 def check_no_grad_program(ctx: Context, steps) -> None:
@@ -502,12 +498,13 @@ def check_no_grad_program(ctx: Context, steps) -> None:
     leaf, against the judge's own reading of the program."""
     doing = "running a program of no_grad() blocks"
     answer = ctx.ask("program", doing, package="sub_tensor", steps=steps)
-    makes = [step for step in steps if step["do"] in ("leaf", "node")]
+    makes, (model, _) = tensors_made(steps), run_model(steps)
     if len(answer.recorded) != len(makes):
         raise ctx.incomplete(doing)
-    for index, (step, want, seen) in enumerate(zip(makes, expected_recorded(steps), answer.recorded)):
+    for index, (step, value, seen) in enumerate(zip(makes, model, answer.recorded)):
         if step["do"] != "node":
             continue
+        want = value.requires_grad  # recorded: outside every block, with a parent that requires grad (op()'s rule)
         parents = len(step["parents"]) if want else 0
         if seen != [want, parents]:
             got = f"requires_grad={seen[0]!r} with {seen[1]!r} parents" if len(seen) == 2 else "something else"
@@ -555,7 +552,7 @@ def check_program(ctx: Context, steps) -> None:
 
 def _hint_for(steps, call: dict) -> str:
     """The hint for a mistake that shows at backward step ``call``: by what is special about it."""
-    seed, root = call.get("seed"), [s for s in steps if s["do"] in ("leaf", "node")][call["root"]]
+    seed, root = call.get("seed"), tensors_made(steps)[call["root"]]
     if root["do"] == "leaf":
         return msg.HINT_LEAF_ROOT
     if seed is not None and seed["as"] in SEED_DTYPES:
