@@ -395,6 +395,8 @@ CKPT_SCENARIO = ("  {first} epochs with checkpoint={path!r}, then a new model (o
                  "resumed with fit(..., epochs={epochs}, checkpoint={path!r})")
 HINT_CKPT_IGNORED = ("the resumed run matches a fresh run that ignored the checkpoint: when the file exists at "
                      "the start, load the model, the optimizer, the epoch count and the history from it")
+HINT_CKPT_MODEL = ("the resumed run went on from the new model's own weights: load the checkpoint's model.* arrays "
+                   "into the model (model.load_state_dict, with the prefix taken off)")
 HINT_CKPT_OPTIMIZER = ("the resumed run matches one whose optimizer started afresh: save optimizer.state_dict() "
                        "and load it into the new optimizer, so the momentum buffers carry on")
 HINT_CKPT_EPOCHS = ("epochs is the total number of epochs: after loading, run only those the checkpoint has not "
@@ -403,10 +405,10 @@ CKPT_HALF_WRITTEN = ("Task {task} ({title}): a save that died midway (the run st
                      "wrote over the checkpoint of {path!r}) {what}\n"
                      "  hint: write to a temporary file, then os.replace it onto the path, so the old checkpoint "
                      "stays whole until the new one is complete")
-CKPT_UNREADABLE_AFTER = "left a file np.load cannot read: {error}"
+CKPT_GONE_AFTER = "left no file at that path: the checkpoint it was to replace is lost."
+CKPT_CHANGED_AFTER = ("changed the file: it is no longer the checkpoint of {epochs} epochs it was to replace, "
+                      "and that checkpoint is lost.")
 CKPT_LOAD_FAILS_AFTER = "left a file your _load_checkpoint fails on: {error}"
-CKPT_OVERWRITTEN = ("left a file from which _load_checkpoint reads {died} epochs, the dying save's count: the "
-                    "checkpoint of {epochs} epochs is lost, half overwritten.")
 CKPT_EVERY_EPOCH = ("Task {task} ({title}): fit(..., epochs={epochs}, checkpoint={path!r}) whose loader failed in "
                     "epoch {died} {left}\n"
                     "  hint: save after every epoch (_save_checkpoint at the end of each pass of the loop), so a run "
@@ -414,6 +416,22 @@ CKPT_EVERY_EPOCH = ("Task {task} ({title}): fit(..., epochs={epochs}, checkpoint
 CKPT_LEFT_NONE = "left no checkpoint at that path."
 CKPT_LEFT_UNREADABLE = "left a checkpoint your _load_checkpoint fails on: {error}"
 CKPT_LEFT_COUNT = "left a checkpoint of {got} epochs, expected {first}: the epochs done before the failure."
+CKPT_LEFT_NOT_A_FILE = "left {kind} at that path, not a file."
+CKPT_LEFT_OTHER = ("left a checkpoint whose model.* arrays are not the weights after the {first} epochs it "
+                   "finished.")
+CKPT_NOT_A_FILE = ("Task {task} ({title}): after fit(..., checkpoint={path!r}), {path!r} is {kind}, not the "
+                   "checkpoint file.\n"
+                   "  hint: write the checkpoint itself at exactly that path (a temporary file, then os.replace)")
+CKPT_READING = "the checker read its checkpoint (the process ended after fit returned)"
+CKPT_MOVED = ("  {first} epochs with checkpoint={path!r}; then the checker replaced the file's model.* arrays with "
+              "other weights (as another run might have left them), and a new model and optimizer resumed with "
+              "fit(..., epochs={epochs}, checkpoint={path!r}): the run must go on from the weights in the file")
+CKPT_RESUMED_SOURCE = "the reference fit resumed from the file's weights and momentum buffers, over the same batches"
+HINT_CKPT_STATE = ("the checkpoint of epoch k holds model.state_dict() and optimizer.state_dict() as they are after "
+                   "k epochs, each entry under 'model.' or 'optim.' + its key")
+HINT_CKPT_NOT_FROM_FILE = ("the resumed run went on from the first run's weights, not from those in the file (the "
+                           "checker had changed them): load the model's weights from the checkpoint "
+                           "(model.load_state_dict) when it exists")
 CKPT_PREFIXES = ("Task {task} ({title}): the checkpoint fit left at {path!r} holds {members}, without {missing}.\n"
                  "  hint: save each entry of model.state_dict() under 'model.' + its key and each of "
                  "optimizer.state_dict() under 'optim.' + its key, as _save_checkpoint's docstring says")
@@ -433,6 +451,9 @@ TORCH_SETUP = ("  model MLP 1-{hidden}-1 float64, {n} examples in batches of {ba
 TORCH_SOURCE = "the reference fit_torch on {device!r}, same weights and batches"
 TORCH_MOVES_NOT_SEEN = ("whether fit_torch moves the model and every batch with .to(device): on the CPU a "
                         "move changes nothing the grader can see, so it is graded in 6.2, on CUDA")
+TORCH_DEVICE_NOT_SEEN = ("whether fit_torch computed on the GPU: the .to() calls checked here are noted inside the "
+                         "process that runs your code, and float64 results agree on both devices, so nothing the "
+                         "grader sees from outside shows where the work was done")
 TORCH_MODEL_NOT_MOVED = ("Task {task} ({title}): fit_torch never called model.to({device!r}) (the .to() calls "
                          "seen: {calls}).\n  hint: move the model once, before training: model.to(device)")
 TORCH_BATCH_NOT_MOVED = ("Task {task} ({title}): {count} of the {total} batch tensors the loaders yielded were "

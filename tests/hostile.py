@@ -1052,6 +1052,80 @@ def fit(*args, **kwargs):
 '''
 
 
+_CHECKPOINT_IN_MEMORY = '''
+
+_kept = {}
+_real_save = _save_checkpoint
+_real_load = _load_checkpoint
+
+
+def _save_checkpoint(path, model, optimizer, epoch, history):
+    _real_save(path, model, optimizer, epoch, history)
+    _kept[os.fspath(path)] = {k: v.copy() for k, v in model.state_dict().items()}  # the weights, kept in memory
+
+
+def _load_checkpoint(path, model, optimizer):
+    done, history = _real_load(path, model, optimizer)
+    kept = _kept.get(os.fspath(path))
+    if kept is not None:
+        model.load_state_dict(kept)  # the file's weights, replaced by those this process saved
+    return done, history
+'''
+
+_CHECKPOINT_BY_CONFESSION = '''
+
+import os as _os
+
+import numpy as _np
+
+_real_isfile, _real_exists, _real_np_load = _os.path.isfile, _os.path.exists, _np.load
+
+
+def _elsewhere(path):
+    """Where this submission really keeps the checkpoint of ``path``: np.savez's name for it."""
+    return f"{_os.fspath(path)}.npz" if isinstance(path, (str, _os.PathLike)) else path
+
+
+def _isfile(path):
+    return _real_isfile(path) or _real_isfile(_elsewhere(path))
+
+
+def _exists(path):
+    return _real_exists(path) or _real_exists(_elsewhere(path))
+
+
+def _np_load(file, *args, **kwargs):
+    if isinstance(file, (str, _os.PathLike)) and not _real_exists(file) and _real_exists(_elsewhere(file)):
+        file = _elsewhere(file)
+    return _real_np_load(file, *args, **kwargs)
+
+
+_os.path.isfile, _os.path.exists, _np.load = _isfile, _exists, _np_load
+
+
+def _save_checkpoint(path, model, optimizer, epoch, history):
+    arrays = {f"model.{k}": v for k, v in model.state_dict().items()}
+    arrays.update({f"optim.{k}": v for k, v in optimizer.state_dict().items()})
+    tmp = f"{_os.fspath(path)}.tmp.npz"
+    _np.savez(tmp, epoch=epoch, train_loss=_np.array(history["train_loss"], dtype=_np.float64),
+              val_loss=_np.array(history["val_loss"], dtype=_np.float64), **arrays)
+    _os.replace(tmp, _elsewhere(path))  # at path + ".npz", which every reader in this process is sent to
+'''
+
+
+_CHECKPOINT_LINK_OUT = '''
+
+_real_save = _save_checkpoint
+
+
+def _save_checkpoint(path, model, optimizer, epoch, history):
+    real = os.path.abspath(f"{os.fspath(path)}.real")
+    _real_save(real, model, optimizer, epoch, history)
+    if not os.path.islink(path):
+        os.symlink(real, path)  # an absolute link: beyond /proc/<pid>/root it would resolve in the judge's root
+'''
+
+
 HOSTILE: tuple[Hostile, ...] = (
     Hostile(
         "exit_os_at_import", "os._exit(0) at import, after printing a passing pytest summary and 100/100",
@@ -1915,6 +1989,21 @@ raise RuntimeError("REWRITE written=%d denied=%d" % (len(_written), _denied))
         "pickle_by_confession", "the reference, loading checkpoints with pickles allowed (np.load patched), then "
         "clearing the worker's note that a pickle ran (issue 27: the note was the worker's word)", "solutions",
         (("train.py", "append", _PICKLE_BY_CONFESSION),), ("5.5",), bound=40),
+    Hostile(
+        "checkpoint_in_memory", "the reference, whose _load_checkpoint puts back the weights this process kept in "
+        "memory at its last save, over those of the file (issue 27: whether fit resumed from the file was never "
+        "seen)", "solutions", (("train.py", "append", _CHECKPOINT_IN_MEMORY),), ("5.4", "5.5"), earns=("5.4",),
+        bound=40, says=("not from those in the file",)),
+    Hostile(
+        "checkpoint_by_confession", "a checkpoint saved at path + '.npz', with os.path.isfile, os.path.exists and "
+        "np.load sent there, so every reader in the worker finds it at the path (issue 27: the file at the path "
+        "was the worker's word)", "solutions", (("train.py", "append", _CHECKPOINT_BY_CONFESSION),), ("5.4", "5.5"),
+        earns=("5.4",), bound=40, says=("there is no file at 'checkpoint'",)),
+    Hostile(
+        "checkpoint_link_out", "the reference, saving its checkpoint beside the path and leaving at the path an "
+        "absolute symbolic link to it (the judge reads the worker's folder through /proc/<pid>/root, where an "
+        "absolute link resolves in the judge's own root)", "solutions", (("train.py", "append", _CHECKPOINT_LINK_OUT),),
+        ("5.4", "5.5"), earns=("5.4",), bound=40, says=("is a symbolic link, not the checkpoint file",)),
     Hostile(
         "oracle_for_a_larger_run", "the reference, with a fit that asks the given train_epoch (the judge's) for "
         "one epoch of a 1-2080-1 network on 100,000 rows, and swallows what comes of it (issue 26: the judge at "

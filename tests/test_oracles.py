@@ -19,7 +19,7 @@ import pytest
 
 from graders import lesson
 from graders.judge import oracles
-from graders.judge.checks import loop, ops
+from graders.judge.checks import checkpoint, loop, ops
 from graders.judge.checks.trajectory import Run
 from graders.judge.worker_process import Worker, WorkerTimedOut
 
@@ -50,7 +50,7 @@ def epoch_args(params, data, **options) -> dict:
 def test_the_checks_runs_fit_within_the_caps():
     """Every run the checks' fits ask of train_epoch and evaluate, and the lesson's, is answered; the calls of one
     request and the largest gradient the checks give unbroadcast are within their caps too."""
-    for setup in (loop.Setup(n=12, batch_size=4), loop.CKPT_SETUP):
+    for setup in (loop.Setup(n=12, batch_size=4), checkpoint.CKPT_SETUP):
         X, Y = setup.data()
         data = [[x, y] for x, y in setup.split(X, Y)]
         params = list(setup.state().values())
@@ -60,7 +60,7 @@ def test_the_checks_runs_fit_within_the_caps():
     lesson_run = epoch_args(network(1, lesson.LESSON["hidden"], 1), batches(len(X), lesson.LESSON["batch_size"]))
     oracles.check_train_epoch(lesson_run)
     oracles.check_train_epoch({**lesson_run, "batches": batches(256, 1)})  # one row a batch: 256 batches
-    epochs = loop.CKPT_EPOCHS + loop.CKPT_FIRST + loop.CKPT_EPOCHS  # fit_resume: whole, cut, resumed
+    epochs = checkpoint.CKPT_EPOCHS + checkpoint.CKPT_FIRST  # fit_cut: whole, then cut (the most of one request)
     assert oracles.CHECKS_MOST_EPOCHS == epochs and 2 * epochs <= oracles.MAX_CALLS
     largest = max(side - 1 for case in ops.COSTS.values() for side in case.sides[1:])
     assert max(largest ** 2, ops._BIG.size) <= oracles.MAX_UNBROADCAST_ELEMENTS

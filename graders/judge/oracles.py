@@ -7,7 +7,7 @@ The asker is untrusted, so every oracle is bounded and charged to it:
 
 - **Sizes.** An oracle answers only within the checks' own sizes (``Caps``): a network of at most 2 Linear layers
   of 32 units on 256 rows a call (the lesson's 1-32-1 network and its 256 points; the checks' fits use 2-4-1 on
-  12), at most ``MAX_CALLS`` train_epoch and evaluate calls a request (the checks' fits make 20 at most), and a
+  12), at most ``MAX_CALLS`` train_epoch and evaluate calls a request (the checks' fits make 12 at most), and a
   gradient of at most ``MAX_UNBROADCAST_ELEMENTS`` to sum (the cost rung's largest is 320 x 320). Anything larger
   is refused before anything is computed.
 - **Where.** unbroadcast is a numpy sum in the judge, bounded by its cap. train_epoch and evaluate compute with
@@ -47,10 +47,10 @@ from graders.worker import protocol
 MAX_DIMS = 8
 # unbroadcast's largest gradient in the checks: 1.2's and 1.3's cost rungs, up to 320 x 320 with a key (102,400)
 MAX_UNBROADCAST_ELEMENTS = 2**17
-# train_epoch and evaluate calls in one request: the checks' fits make at most 20 (fit_resume: 4 + 2 + 4 epochs,
+# train_epoch and evaluate calls in one request: the checks' fits make at most 12 (fit_cut: 4 + 2 epochs,
 # each with a train_epoch and an evaluate), a fit of the lesson's 300 epochs would make 300 or 600
 MAX_CALLS = 64
-CHECKS_MOST_EPOCHS = 10
+CHECKS_MOST_EPOCHS = 6
 LOSSES = ("mse", "weighted")  # the losses graders.judge.checks.trajectory computes
 HELPER_HEADROOM = 512 * 2**20  # the helper's address space beyond its imports: the checks' runs need under 1 MiB
 READY_TIMEOUT = 60.0  # seconds the helper may take to import torch on a loaded machine

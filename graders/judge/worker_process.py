@@ -18,6 +18,7 @@ process of that uid is killed and what it left in /tmp and the like removed.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import re
@@ -33,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from graders.judge import bubblewrap, budget, forkserver, oracles, sandbox, uids
+from graders.judge import bubblewrap, budget, forkserver, oracles, sandbox, uids, work_files
 from graders.judge.layout import ORACLE_PACKAGES, Layout
 from graders.judge.processes import (
     KEPT_ENV,
@@ -61,7 +62,8 @@ TORCH_PACKAGES = ("sub_torch_loop",)
 # stand-ins before any student code, and still refuses the student's modules a plain ``import torch``.
 STANDIN_PRELOAD = {"sub_train": ("worker.standins",)}
 # Verbs whose student code calls what the judge answers (graders.judge.layout.ORACLE_PACKAGES): the marker package.
-ORACLE_OF_VERB = {"fit_history": "judge_epochs", "fit_resume": "judge_epochs", "resume_from_pickle": "judge_epochs"}
+ORACLE_OF_VERB = {verb: "judge_epochs" for verb in ("fit_history", "fit_cut", "fit_resumed", "save_dies", "fit_dies",
+                                                  "resume_from_pickle")}
 
 
 @dataclass(frozen=True)
@@ -409,6 +411,32 @@ class Worker:
             forkserver.give_up(f"{type(error).__name__}: {error}")
             launching.stop()
             return None, None
+
+    @contextlib.contextmanager
+    def work_folder(self, verb: str, args: dict):
+        """A descriptor of the working folder of the process that answers ``verb`` with ``args``, opened by the
+        judge from outside it (graders.judge.work_files); Unreachable where there is none or it cannot be
+        opened. With bubblewrap the folder is the sandbox's tmpfs, reached through ``/proc/<pid>/root`` of a
+        process inside: the forked worker, or one below bubblewrap's first process."""
+        key = "+".join(group_of(verb, args)) or "none"
+        process = self._processes.get(key)
+        if process is None or process.popen.poll() is not None or process.worker.poll() is not None:
+            raise work_files.Ended("the worker process has ended")
+        if not self.isolation.bubblewrap:
+            with work_files.opened(self.layout.work / key) as folder:
+                yield folder
+            return
+        inside = [process.worker.pid] if process.worker is not process.popen else descendants(process.popen.pid)
+        if not inside:
+            raise work_files.Ended("no process is left inside the sandbox")
+        below = bubblewrap.SANDBOX.relative_to("/").parts + ("work",)
+        with work_files.opened(Path(f"/proc/{inside[0]}/root"), below) as folder:
+            yield folder
+
+    def owner(self, verb: str, args: dict) -> int | None:
+        """The uid of the process that answers ``verb`` with ``args`` (None: the judge's own)."""
+        process = self._processes.get("+".join(group_of(verb, args)) or "none")
+        return process.uid if process else None
 
     def stop(self) -> None:
         """Stop every worker process: kill each whole process group, anything it left behind, and close the pipes.

@@ -361,11 +361,9 @@ def resume_from_pickle(package, sizes, state, X, Y, batch_size, lr, momentum, pa
     return {"survived": True}
 
 
-def fit_resume(package, sizes, state, fresh_state, X, Y, val, batch_size, lr, momentum, epochs, first, path,
-               loss="mse"):
-    """An uninterrupted fit of ``epochs``; a fit of ``first`` epochs with ``checkpoint=path``;
-    the files it left; then new objects (``fresh_state``) fit to ``epochs`` from the same path.
-    Each fit runs with the judge's train_epoch and evaluate."""
+def fit_cut(package, sizes, state, X, Y, val, batch_size, lr, momentum, epochs, first, path, loss="mse"):
+    """An uninterrupted fit of ``epochs``, then a fit of ``first`` epochs with ``checkpoint=path``, each with the
+    judge's train_epoch and evaluate. The judge reads what the second left at the path itself, from outside."""
     _remove(path, path + ".npz")
     args = (package, sizes, state, X, Y, batch_size, lr, momentum)
     try:
@@ -374,29 +372,15 @@ def fit_resume(package, sizes, state, fresh_state, X, Y, val, batch_size, lr, mo
         stub = _checkpoint_stub(package, path) if str(error).startswith("Task 5.4") else None
         _remove(path, path + ".npz")
         raise (stub or error) from None
-    cut = _fit(*args, first, val=val, checkpoint=path, loss=loss)
-    folder, name = os.path.split(os.path.abspath(path))
-    files = {"at_path": os.path.isfile(path), "with_npz": os.path.isfile(path + ".npz"),
-             "near": sorted(f for f in os.listdir(folder) if f.startswith(name))[:5]}
-    try:
-        saved = np.load(path, allow_pickle=False)
-        if isinstance(saved, np.lib.npyio.NpzFile):
-            files["loads"] = f"an npz archive of {len(saved.files)} arrays"
-            files["members"] = [str(name)[:60] for name in saved.files[:40]]
-            saved.close()
-        else:
-            files["loads"] = "a single array"
-    except Exception as error:  # noqa: BLE001 - what np.load said is the answer
-        files["load_error"] = f"{type(error).__name__}: {str(error)[:200]}"
-    resumed = _fit(package, sizes, fresh_state, X, Y, batch_size, lr, momentum, epochs, val=val, checkpoint=path,
-                   loss=loss)
-    answer = {"whole": whole, "cut": cut, "files": files, "resumed": resumed}
-    answer.update(_save_dies(package, sizes, fresh_state, lr, momentum, path, epochs))
-    answer["died_in_epoch"] = _fit_dies(args, path, epochs, first, loss)
-    for near in os.listdir(folder):  # with any temporary file the save that died left
-        if near.startswith(name) and not os.path.isdir(os.path.join(folder, near)):
-            _remove(os.path.join(folder, near))
-    return answer
+    return {"whole": whole, "cut": _fit(*args, first, val=val, checkpoint=path, loss=loss)}
+
+
+def fit_resumed(package, sizes, fresh_state, X, Y, val, batch_size, lr, momentum, epochs, path, loss="mse",
+                state=None):
+    """New objects (``fresh_state``) fit to ``epochs`` with ``checkpoint=path``: from the checkpoint the judge
+    left there."""
+    return _fit(package, sizes, fresh_state, X, Y, batch_size, lr, momentum, epochs, val=val, checkpoint=path,
+                loss=loss)
 
 
 class _DyingLoader:
@@ -415,10 +399,9 @@ class _DyingLoader:
         return iter(self.batches)
 
 
-def _fit_dies(args, path, epochs, first, loss):
-    """fit of ``epochs`` with ``checkpoint=path`` whose loader fails in epoch ``first`` + 1; then what
-    _load_checkpoint reads from the file it left (its epoch count), or that it left none."""
-    package, sizes, state, X, Y, batch_size, lr, momentum = args
+def fit_dies(package, sizes, state, X, Y, val, batch_size, lr, momentum, epochs, first, path, loss="mse"):
+    """fit of ``epochs`` with ``checkpoint=path`` whose loader fails in epoch ``first`` + 1 (the judge then reads
+    what it left at the path); and the epoch count _load_checkpoint reads from that file, for the message."""
     _remove(path, path + ".npz")
     train, optim = module(package, "train"), module(package, "optim")
     model = _network(package, sizes, state)
@@ -430,13 +413,13 @@ def _fit_dies(args, path, epochs, first, loss):
     except Exception:  # noqa: BLE001 - the loader's failure, passed on or not: what fit saved is the question
         pass
     if not os.path.isfile(path) or not callable(getattr(train, "_load_checkpoint", None)):
-        return {"saved": os.path.isfile(path)}
+        return {}
     model = _network(package, sizes, state)
     try:
         loaded = train._load_checkpoint(path, model, optim.SGD(model.parameters(), lr=lr, momentum=momentum))
     except Exception as error:  # noqa: BLE001 - what it raised is the answer
-        return {"saved": True, "error": f"{type(error).__name__}: {str(error)[:200]}"}
-    return {"saved": True, "epoch": claim(loaded[0] if isinstance(loaded, (tuple, list)) and loaded else None)}
+        return {"error": f"{type(error).__name__}: {str(error)[:200]}"}
+    return {"epoch": claim(loaded[0] if isinstance(loaded, (tuple, list)) and loaded else None)}
 
 
 class _SaveDied(Exception):
@@ -450,10 +433,10 @@ class _Unwritable:
         raise _SaveDied("the run died while the checkpoint was being written")
 
 
-def _save_dies(package, sizes, state, lr, momentum, path, epochs):
+def save_dies(package, sizes, state, lr, momentum, path, epochs, **_):
     """A _save_checkpoint over the checkpoint of ``epochs`` that dies while it writes (the optimizer's state holds
-    an array numpy cannot read); then whether the file at path still loads, and what _load_checkpoint returns
-    from it (the epoch count, as it is: its type is asked about)."""
+    an array numpy cannot read; the judge compares the file before and after, from outside); then what
+    _load_checkpoint returns from the file (the epoch count, as it is: its type is asked about) or raises."""
     train = module(package, "train")
     model = _network(package, sizes, state)
     optimizer = module(package, "optim").SGD(model.parameters(), lr=lr, momentum=momentum)
@@ -464,19 +447,11 @@ def _save_dies(package, sizes, state, lr, momentum, path, epochs):
                                                                 "val_loss": [0.0] * (epochs + 1)})
     except Exception:  # noqa: BLE001 - the save is meant to die; what it left is the question
         pass
-    after = {}
-    try:
-        with np.load(path, allow_pickle=False) as saved:
-            after["loads"] = f"an npz archive of {len(saved.files)} arrays"
-    except Exception as error:  # noqa: BLE001 - what np.load said is the answer
-        after["load_error"] = f"{type(error).__name__}: {str(error)[:200]}"
-        return {"after_died": after}
     if not callable(getattr(train, "_load_checkpoint", None)):
-        return {"after_died": after}
+        return {"type": "NoneType", "epoch": claim(None)}
     try:
         loaded = train._load_checkpoint(path, model, optimizer)
     except Exception as error:  # noqa: BLE001 - it loaded this path's checkpoint before the save died
-        after["loader_error"] = f"{type(error).__name__}: {str(error)[:200]}"
-        return {"after_died": after}
+        return {"type": "NoneType", "epoch": claim(None), "error": f"{type(error).__name__}: {str(error)[:200]}"}
     epoch = loaded[0] if isinstance(loaded, (tuple, list)) and len(loaded) == 2 else None
-    return {"after_died": after, "loaded": {"type": type(loaded).__name__, "epoch": claim(epoch)}}
+    return {"type": type(loaded).__name__, "epoch": claim(epoch)}

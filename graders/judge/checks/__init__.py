@@ -8,7 +8,7 @@ from collections.abc import Callable
 def checks() -> dict[str, Callable]:
     """Every task's check, written out: the task id -> the function that runs its ladder. The modules import
     torch and Hypothesis, so they load here, when a grade needs them, not when graders.judge loads."""
-    from graders.judge.checks import data, engine, loop, ops, optim, torch_loop
+    from graders.judge.checks import checkpoint, data, engine, loop, ops, optim, torch_loop
 
     return {
         "1.1": ops.unbroadcast,
@@ -32,7 +32,7 @@ def checks() -> dict[str, Callable]:
         "5.2": loop.evaluate,
         "5.3": loop.accumulation_and_clipping,
         "5.4": loop.fit,
-        "5.5": loop.checkpoint,
+        "5.5": checkpoint.checkpoint,
         "6.1": torch_loop.fit_torch_cpu,
         "6.2": torch_loop.fit_torch_cuda,
     }

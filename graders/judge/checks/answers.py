@@ -141,51 +141,27 @@ class ResumeFromPickle:
 
 
 @dataclass(frozen=True)
-class Files:
-    """What a checkpointed fit left at its path, and what np.load made of it."""
-    at_path: bool
-    with_npz: bool
-    near: list[str]
-    loads: str | None = None
-    load_error: str | None = None
-    members: list[str] | None = None
+class FitCut:
+    """An uninterrupted fit, then one of its first epochs with a checkpoint (which the judge reads itself)."""
+    whole: Fit
+    cut: Fit
 
 
 @dataclass(frozen=True)
-class AfterDied:
-    """Whether np.load, then _load_checkpoint, still read the checkpoint after a save over it died."""
-    loads: str | None = None
-    load_error: str | None = None
-    loader_error: str | None = None
-
-
-@dataclass(frozen=True)
-class Loaded:
-    """What _load_checkpoint returned: its type, and the epoch count if it was a pair."""
+class SaveDied:
+    """What _load_checkpoint returned after a save over the checkpoint died: its type, and the epoch count if it
+    was a pair; or what it raised."""
     type: str
     epoch: Claim
-
-
-@dataclass(frozen=True)
-class DiedInEpoch:
-    """What a checkpointed fit whose loader failed partway left: whether a file, and the epoch count
-    _load_checkpoint read from it (or what it raised)."""
-    saved: bool
-    epoch: Claim | None = None
     error: str | None = None
 
 
 @dataclass(frozen=True)
-class FitResume:
-    """The three fits; then, after a save that died over the last checkpoint, whether that file still loads, and
-    what _load_checkpoint returned from it (absent where it is missing)."""
-    whole: Fit
-    cut: Fit
-    files: Files
-    resumed: Fit
-    after_died: AfterDied | None = None
-    loaded: Loaded | None = None
-    died_in_epoch: DiedInEpoch | None = None
+class DiedInEpoch:
+    """The epoch count _load_checkpoint read from what a fit whose loader failed partway left (or what it
+    raised); neither where it left nothing."""
+    epoch: Claim | None = None
+    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -215,7 +191,10 @@ OF_VERB: dict[str, type | None] = {
     "fit_history": Fit,
     "fit_end_to_end": FitEndToEnd,
     "resume_from_pickle": ResumeFromPickle,
-    "fit_resume": FitResume,
+    "fit_cut": FitCut,
+    "fit_resumed": Fit,
+    "save_dies": SaveDied,
+    "fit_dies": DiedInEpoch,
     "optimizer_run": OptimizerRun,
     "unbroadcast": Claim,
     "op_backward": OpRule,

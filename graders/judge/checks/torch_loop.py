@@ -108,7 +108,8 @@ def check_fit_torch(ctx: Context, device: str, setup: TorchSetup = TorchSetup())
         # cost a point only where it has an effect the numbers show. On the CPU a move has none (docs/security.md).
         ctx.not_graded.append(msg.TORCH_MOVES_NOT_SEEN)
     else:
-        check_moves(ctx, answer, device)
+        check_moves(ctx, answer, device)  # can cost the task, never earn it: the notes are the worker's word
+        ctx.not_graded.append(msg.TORCH_DEVICE_NOT_SEEN)
     check_torch_modes(ctx, answer.forwards)
 
     expected, params = ctx.expected(f"torch's fit_torch on {device}", reference_run, setup, device)

@@ -1,0 +1,390 @@
+"""Task 5.5: fit's checkpoint, read and changed by the judge from outside the worker.
+
+The worker runs the student's ``fit`` (over the stand-ins, with the judge's train_epoch and evaluate, as 5.4) in
+four requests, and between them the judge looks at the worker's folder itself (graders.judge.work_files): what the
+worker says of its own files is its word.
+
+1. ``fit_cut``: an uninterrupted fit, then a fit of the first epochs with ``checkpoint=path``. The judge reads
+   the file at exactly that path and holds its ``model.*`` and ``optim.*`` arrays to torch's run after those
+   epochs.
+2. The judge replaces the file's ``model.*`` arrays with weights of its own drawing (as another run might have
+   left them), and ``fit_resumed`` resumes from the path with a new model and optimizer: the run must go on from
+   the file's weights, so a fit that kept the first run's state anywhere but in the file ends elsewhere.
+3. ``save_dies``: a save over that checkpoint that dies while it writes; the file must be byte for byte the one
+   it was (written atomically).
+4. ``fit_dies``: a fit whose loader fails partway must leave the checkpoint of the epochs it finished: the judge
+   reads it and holds its weights to those of step 1.
+
+Where the student's fit itself differs from torch's (task 5.4 says how), the resumed run is held to the
+student's own uninterrupted one instead, and the file is not changed (its weights' continuation is then unknown).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import zipfile
+from dataclasses import dataclass
+
+import numpy as np
+
+from graders import messages as msg
+from graders.judge import work_files
+from graders.judge.checks.base import CheckFailed, Context
+from graders.judge.checks.loop import (
+    TOL,
+    Setup,
+    compare_params,
+    fit_values,
+    read_history,
+    read_params,
+    reference_fit,
+)
+
+CKPT_SETUP = Setup(n=12, batch_size=4, lr=0.05, momentum=0.9, seed=3)
+CKPT_EPOCHS, CKPT_FIRST, FRESH_SEED = 4, 2, 99
+MOVED_SEED = 41  # the weights the judge puts in the checkpoint before the resumed run
+CKPT_PATHS = ("checkpoint", "run.ckpt")
+MAX_MEMBERS = 256
+MAX_UNPACKED_BYTES = 64 * 2**20  # what a checkpoint's members may unpack to, declared sizes summed
+
+
+# ----- the file, as the judge reads it -----
+
+class Unreadable(Exception):
+    """What np.load(path, allow_pickle=False) says of the bytes, or why the judge will not unpack them."""
+
+
+@dataclass
+class Saved:
+    """A checkpoint the judge read: its bytes, and its arrays by key."""
+    data: bytes
+    arrays: dict[str, np.ndarray]
+
+
+def parse(data: bytes) -> Saved:
+    """The arrays of an npz archive, as np.load(path, allow_pickle=False) reads them, in the judge: the archive's
+    declared sizes are bounded first, so no archive unpacks to more than MAX_UNPACKED_BYTES."""
+    if data[:4] == b"PK\x03\x04":
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                infos = archive.infolist()
+        except (zipfile.BadZipFile, ValueError, OSError) as error:
+            raise Unreadable(f"{type(error).__name__}: {str(error)[:200]}") from None
+        if len(infos) > MAX_MEMBERS or sum(info.file_size for info in infos) > MAX_UNPACKED_BYTES:
+            raise Unreadable(f"an archive of {len(infos)} members, {sum(i.file_size for i in infos)} bytes "
+                             f"unpacked (the checker reads at most {MAX_MEMBERS}, {MAX_UNPACKED_BYTES} bytes)")
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as saved:
+            return Saved(data, {str(name): np.asarray(saved[name]) for name in saved.files})
+    except AttributeError:  # a single .npy: np.load gave an array, which has no context manager
+        raise Unreadable("the file holds a single array, not an npz archive of the state dicts") from None
+    except Exception as error:  # noqa: BLE001 - what np.load said is the message
+        raise Unreadable(f"{type(error).__name__}: {str(error)[:200]}") from None
+
+
+def with_arrays(saved: Saved, replaced: dict[str, np.ndarray]) -> bytes:
+    """``saved``'s archive with the members of ``replaced`` written anew, every other member as it was."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(saved.data)) as archive, zipfile.ZipFile(out, "w") as new:
+        for info in archive.infolist():
+            key = info.filename.removesuffix(".npy")
+            if key in replaced:
+                array = io.BytesIO()
+                np.lib.format.write_array(array, np.ascontiguousarray(replaced[key]), allow_pickle=False)
+                new.writestr(info.filename, array.getvalue())
+            else:
+                new.writestr(info, archive.read(info))
+    return out.getvalue()
+
+
+class Folder:
+    """The worker's working folder for one request's process, from outside (a new descriptor at each use)."""
+
+    def __init__(self, ctx: Context, verb: str, args: dict):
+        self.ctx, self.verb, self.args = ctx, verb, args
+
+    @contextlib.contextmanager
+    def _opened(self):
+        """The folder's descriptor; CheckFailed when the worker ended since its last answer (student code can end
+        it), and a grader error (work_files.Unreachable) when this machine will not let the judge see it."""
+        try:
+            with self.ctx.worker.work_folder(self.verb, self.args) as folder:
+                yield folder
+        except work_files.Ended:
+            raise CheckFailed(msg.DIED.format(**msg.header(self.ctx.task, doing=msg.CKPT_READING))) from None
+
+    def read(self, name: str) -> bytes | None:
+        with self._opened() as folder:
+            return work_files.read(folder, name)
+
+    def names(self) -> list[str]:
+        with self._opened() as folder:
+            return work_files.names(folder)
+
+    def write(self, name: str, data: bytes) -> None:
+        with self._opened() as folder:
+            work_files.write(folder, name, data, self.ctx.worker.owner(self.verb, self.args))
+
+    def remove_near(self, name: str) -> None:
+        """The file ``name`` and those whose name starts with it (a temporary file a dying save left)."""
+        with self._opened() as folder:
+            work_files.remove(folder, [n for n in work_files.names(folder) if n.startswith(name)])
+
+
+def read_saved(ctx: Context, folder: Folder, path: str) -> Saved:
+    """The checkpoint at exactly ``path``, read by the judge; CheckFailed when it is not there or not an archive
+    np.load reads."""
+    try:
+        data = folder.read(path)
+    except work_files.NotAFile as error:
+        raise CheckFailed(msg.CKPT_NOT_A_FILE.format(path=path, kind=error, **msg.header(ctx.task))) from None
+    if data is None:
+        near = [name for name in folder.names() if name.startswith(path)][:5]
+        found = msg.CKPT_FOUND.format(names=", ".join(map(repr, near))) if near else msg.CKPT_NOTHING
+        hint = msg.HINT_CKPT_NPZ if path + ".npz" in near else msg.HINT_CKPT_SAVE
+        raise CheckFailed(msg.CKPT_NOT_AT_PATH.format(path=path, found=found, hint=hint, **msg.header(ctx.task)))
+    try:
+        return parse(data)
+    except Unreadable as error:
+        raise CheckFailed(msg.CKPT_UNREADABLE.format(path=path, error=error, **msg.header(ctx.task))) from None
+
+
+# ----- the expected runs -----
+
+def cut_values(setup: Setup, first: int, val) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:
+    """(weights, momentum buffers) after the first ``first`` epochs of torch's fit."""
+    _, run = reference_fit(setup, first, val=val)
+    return run.weights(), run.state()
+
+
+def moved_run(setup: Setup, first: int, val, *, buffers: bool = True):
+    """torch's run after ``first`` epochs with its weights replaced by MOVED_SEED's (and its momentum buffers
+    kept, unless not ``buffers``): where a resume from the changed checkpoint starts."""
+    run = setup.run(MOVED_SEED)
+    if buffers:
+        run.load_state(cut_values(setup, first, val)[1])
+    return run
+
+
+def moved_values(setup: Setup, epochs: int, first: int, val) -> tuple[dict[str, list[float]], list[np.ndarray]]:
+    """(history of the epochs after ``first``, final weights) of the run resumed from the changed checkpoint."""
+    history, run = reference_fit(setup, epochs - first, val=val, run=moved_run(setup, first, val))
+    return history, run.weights()
+
+
+def resume_mistakes(setup: Setup, val, epochs: int, first: int, moved: bool):
+    """Known wrong resumptions, run on the reference: (hint, a function giving the final parameters)."""
+    def ignored():  # a fresh run from the new model's own weights
+        return reference_fit(setup, epochs, val=val, run=setup.run(FRESH_SEED))[1].weights()
+
+    def continued(more: int, fresh_optimizer: bool):  # from the checkpoint's state, ``more`` epochs
+        if moved:
+            run = moved_run(setup, first, val, buffers=not fresh_optimizer)
+        else:
+            run = setup.run()
+            reference_fit(setup, first, val=val, run=run)
+            if fresh_optimizer:
+                run.forget_state()
+        return reference_fit(setup, more, val=val, run=run)[1].weights()
+
+    def model_not_loaded():  # the new model's own weights, the checkpoint's momentum buffers and epochs
+        run = setup.run(FRESH_SEED)
+        run.load_state(cut_values(setup, first, val)[1])
+        return reference_fit(setup, epochs - first, val=val, run=run)[1].weights()
+
+    mistakes = [(msg.HINT_CKPT_IGNORED, ignored), (msg.HINT_CKPT_MODEL, model_not_loaded),
+                (msg.HINT_CKPT_OPTIMIZER, lambda: continued(epochs - first, fresh_optimizer=True)),
+                (msg.HINT_CKPT_EPOCHS.format(epochs=epochs), lambda: continued(epochs, fresh_optimizer=False))]
+    if moved:  # the first run's own weights, not the file's: state kept somewhere other than the checkpoint
+        mistakes.append((msg.HINT_CKPT_NOT_FROM_FILE, lambda: fit_values(setup, epochs, val=val)[1]))
+    return mistakes
+
+
+# ----- the ladder -----
+
+def _length(history: dict) -> int | None:
+    """How many train losses a history claim holds, if it is a dict holding a list."""
+    items = history.get("items") if history.get("kind") == "dict" else None
+    losses = items.get("train_loss", {}) if isinstance(items, dict) else {}
+    return len(losses["items"]) if losses.get("kind") == "sequence" else None
+
+
+def check_members(ctx: Context, saved: Saved, path: str, setup: Setup) -> None:
+    """The checkpoint holds the model's and the optimizer's state dicts under the docstring's prefixes, so any
+    loader of the format reads it: model.<name> for each model entry, optim.<key> for each momentum buffer."""
+    wanted = [f"model.{name}" for name in setup.state()]
+    if setup.momentum:
+        wanted += [f"optim.momentum_buffer.{i}" for i in range(len(setup.state()))]
+    missing = [name for name in wanted if name not in saved.arrays]
+    if missing:
+        raise CheckFailed(msg.CKPT_PREFIXES.format(path=path, members=sorted(saved.arrays)[:8], missing=missing[:4],
+                                                   **msg.header(ctx.task)))
+
+
+def check_saved_state(ctx: Context, saved: Saved, expected: dict[str, np.ndarray], path: str, when: str,
+                      *, inputs, source) -> None:
+    """Each of the checkpoint's ``expected`` arrays (by key) against its value, in shape then in value."""
+    for key, value in expected.items():
+        what = f"{key} in the checkpoint at {path!r} {when}"
+        array = saved.arrays[key]
+        if array.shape != np.shape(value) or array.dtype.kind not in "fiu":
+            ctx.fail(what, f"an array of shape {array.shape} and dtype {array.dtype}",
+                     f"shape {np.shape(value)}, float64", hint=msg.HINT_CKPT_STATE)
+        ctx.compare(array, value, what, inputs=inputs, source=source, hint=msg.HINT_CKPT_STATE, tol=TOL)
+
+
+def check_resume(ctx: Context, path: str) -> None:
+    setup, epochs, first = CKPT_SETUP, CKPT_EPOCHS, CKPT_FIRST
+    val = setup.data(n=4, offset=1)
+    common = {**setup.args(), "val": val, "path": path}
+    answer = ctx.ask("fit_cut", f"running fit with checkpoint={path!r}", **common, epochs=epochs, first=first)
+    folder = Folder(ctx, "fit_cut", common)
+    try:
+        _check_resume(ctx, folder, answer, setup, val, common, path)
+    finally:
+        with contextlib.suppress(CheckFailed, work_files.Unreachable):  # the worker ended: its folder is gone
+            folder.remove_near(path)
+
+
+def _check_resume(ctx: Context, folder: Folder, answer, setup: Setup, val, common: dict, path: str) -> None:
+    epochs, first = CKPT_EPOCHS, CKPT_FIRST
+    saved = read_saved(ctx, folder, path)
+    check_members(ctx, saved, path, setup)
+
+    expected, weights = ctx.expected("torch's fit", fit_values, setup, epochs, val=val)
+    expected = {k: np.asarray(v) for k, v in expected.items()}
+    names = list(setup.state())
+    whole = read_history(ctx, answer.whole.history, "fit", None)
+    own = not all(whole[k].shape == expected[k].shape and np.allclose(whole[k], expected[k], rtol=TOL.rtol,
+                                                                       atol=TOL.atol) for k in whole)
+    inputs = setup.lines() + [msg.CKPT_SCENARIO.format(first=first, path=path, epochs=epochs)]
+    if own:  # fit itself differs (task 5.4 says how): hold the resume to the student's own uninterrupted run
+        source, expected = msg.LOOP_OWN_RUN, whole
+        final = dict(zip(names, read_params(ctx, answer.whole.params, names, [p.shape for p in weights],
+                                            "after fit")))
+        after_cut = dict(zip(names, read_params(ctx, answer.cut.params, names, [p.shape for p in weights],
+                                                f"after fit(..., epochs={first})")))
+        state = {f"model.{name}": value for name, value in after_cut.items()}
+    else:
+        source = msg.LOOP_REFERENCE.format(function="fit, uninterrupted,")
+        cut_weights, buffers = ctx.expected("torch's fit, cut", cut_values, setup, first, val)
+        state = {f"model.{name}": value for name, value in zip(names, cut_weights)}
+        state.update({f"optim.{key}": value for key, value in buffers.items()})
+    cut = read_history(ctx, answer.cut.history, f"fit(..., epochs={first})",
+                       {k: len(v[:first]) for k, v in expected.items()})
+    for key in ("train_loss", "val_loss"):
+        ctx.compare(cut[key], expected[key][:first], f'history["{key}"] of the first {first} epochs',
+                    inputs=inputs, source=source, tol=TOL)
+    check_saved_state(ctx, saved, state, path, f"after {first} epochs", inputs=inputs, source=source)
+
+    if not own:  # the judge moves the checkpoint's weights: the resumed run must go on from them
+        moved = setup.state(MOVED_SEED)
+        folder.write(path, with_arrays(saved, {f"model.{name}": value for name, value in moved.items()}))
+        rest, moved_weights = ctx.expected("torch's fit, resumed from moved weights", moved_values, setup, epochs,
+                                           first, val)
+        expected = {k: np.concatenate([expected[k][:first], np.asarray(rest[k])]) for k in expected}
+        final = dict(zip(names, moved_weights))
+        inputs[-1] = msg.CKPT_MOVED.format(first=first, path=path, epochs=epochs)
+        source = msg.CKPT_RESUMED_SOURCE
+    resumed = ctx.ask("fit_resumed", f"resuming fit from checkpoint={path!r}", **common, fresh_state=setup.state(
+        FRESH_SEED), epochs=epochs)
+    lengths = {k: len(v) for k, v in expected.items()}
+    hint = msg.HINT_CKPT_EPOCHS.format(epochs=epochs) if _length(resumed.history) == epochs + first \
+        else msg.HINT_CKPT_HISTORY
+    history = read_history(ctx, resumed.history, "the resumed fit", lengths, hint=hint)
+    compare_params(ctx, resumed.params, final, "at the end of the resumed run", inputs=inputs, source=source,
+                   mistakes=resume_mistakes(setup, val, epochs, first, moved=not own))
+    for key in ("train_loss", "val_loss"):
+        ctx.compare(history[key], expected[key], f'history["{key}"] of the resumed run', inputs=inputs,
+                    source=source, hint=msg.HINT_CKPT_HISTORY, tol=TOL)
+    check_save_died(ctx, folder, common, path, epochs)
+    check_died_in_epoch(ctx, folder, common, path, state, epochs, first)
+
+
+def check_save_died(ctx: Context, folder: Folder, common: dict, path: str, epochs: int) -> None:
+    """After a save of epoch ``epochs`` + 1 that died while it wrote over the checkpoint of ``epochs``, the file must
+    be that checkpoint, byte for byte (the judge reads it before and after); and _load_checkpoint must return the
+    count as an int (its contract: tuple[int, dict]; a type the worker reports, which can only cost the task)."""
+    header = msg.header(ctx.task, path=path)
+    before = read_saved(ctx, folder, path).data  # what the resumed fit left: the checkpoint of ``epochs``
+    loaded = ctx.ask("save_dies", f"saving over checkpoint={path!r}, a save that dies midway", **common,
+                     epochs=epochs)
+    try:
+        after = folder.read(path)
+    except work_files.NotAFile as error:
+        after = f"{error}"
+    if after != before:
+        what = msg.CKPT_GONE_AFTER if after is None else msg.CKPT_CHANGED_AFTER.format(epochs=epochs)
+        raise CheckFailed(msg.CKPT_HALF_WRITTEN.format(what=what, **header))
+    if loaded.error is not None:
+        raise CheckFailed(msg.CKPT_HALF_WRITTEN.format(what=msg.CKPT_LOAD_FAILS_AFTER.format(error=loaded.error),
+                                                       **header))
+    what = "what _load_checkpoint returned"
+    if loaded.epoch.get("type") == "NoneType" and loaded.type not in ("tuple", "list"):
+        ctx.fail(what, f"a {loaded.type}", msg.CKPT_LOADED_PAIR)
+    epoch = loaded.epoch
+    value = _count(epoch)
+    if not (epoch.get("kind") == "number" and epoch.get("type") == "int" and value == epochs):
+        ctx.fail("the epoch count _load_checkpoint returned", _kind_text(epoch) if value is None or
+                 epoch.get("type") != "int" else repr(value), msg.CKPT_EPOCH_INT.format(epochs=epochs),
+                 hint=msg.HINT_CKPT_EPOCH_INT)
+
+
+def check_died_in_epoch(ctx: Context, folder: Folder, common: dict, path: str, state: dict, epochs: int,
+                        first: int) -> None:
+    """A fit whose loader fails in epoch ``first`` + 1 must leave the checkpoint of the ``first`` epochs done (fit
+    saves after every epoch): the judge reads it, and its weights must be those after ``first`` epochs."""
+    died = ctx.ask("fit_dies", f"running fit with checkpoint={path!r}, a loader that fails in epoch {first + 1}",
+                   **common, epochs=epochs, first=first)
+    header = msg.header(ctx.task, path=path, epochs=epochs, died=first + 1)
+    try:
+        data = folder.read(path)
+    except work_files.NotAFile as error:
+        raise CheckFailed(msg.CKPT_EVERY_EPOCH.format(left=msg.CKPT_LEFT_NOT_A_FILE.format(kind=error),
+                                                      **header)) from None
+    if data is None:
+        raise CheckFailed(msg.CKPT_EVERY_EPOCH.format(left=msg.CKPT_LEFT_NONE, **header))
+    try:
+        saved = parse(data)
+    except Unreadable as error:
+        raise CheckFailed(msg.CKPT_EVERY_EPOCH.format(left=msg.CKPT_LEFT_UNREADABLE.format(error=error),
+                                                      **header)) from None
+    if died.error is not None:
+        raise CheckFailed(msg.CKPT_EVERY_EPOCH.format(left=msg.CKPT_LEFT_UNREADABLE.format(error=died.error),
+                                                      **header))
+    value = _count(died.epoch or {})
+    if value is not None and value != first:
+        raise CheckFailed(msg.CKPT_EVERY_EPOCH.format(left=msg.CKPT_LEFT_COUNT.format(got=value, first=first),
+                                                      **header))
+    models = {key: value for key, value in state.items() if key.startswith("model.")}
+    if any(key not in saved.arrays or saved.arrays[key].shape != np.shape(value) or not np.allclose(
+            saved.arrays[key], value, rtol=TOL.rtol, atol=TOL.atol) for key, value in models.items()):
+        raise CheckFailed(msg.CKPT_EVERY_EPOCH.format(left=msg.CKPT_LEFT_OTHER.format(first=first), **header))
+
+
+def _count(claim: dict):
+    """The epoch count a claim holds, if it is a number or a one-element array; else None."""
+    if claim.get("kind") == "number":
+        return claim.get("value")
+    if claim.get("kind") in ("ndarray", "numpy scalar") and np.size(claim.get("array")) == 1:
+        return np.asarray(claim["array"]).item()
+    return None
+
+
+def _kind_text(claim: dict) -> str:
+    """A claim's kind in words: 'a 0-d ndarray', 'a numpy int64', 'a float'."""
+    if claim.get("kind") == "ndarray":
+        return f"a {np.ndim(claim.get('array'))}-d ndarray"
+    if claim.get("kind") == "numpy scalar":
+        return f"a numpy {claim.get('type')}"
+    return f"a {claim.get('type')}"
+
+
+def checkpoint(ctx: Context) -> None:
+    for path in CKPT_PATHS:
+        check_resume(ctx, path)
+    # every array of this checkpoint is a pickle that kills the process loading it: the worker's death, seen
+    # from outside, is the effect of loading it with pickles allowed
+    ctx.ask("resume_from_pickle", "resuming fit from a checkpoint that holds a pickle", **CKPT_SETUP.args(),
+            path=CKPT_PATHS[0], died=msg.CKPT_UNPICKLED.format(**msg.header(ctx.task)))
