@@ -59,6 +59,11 @@ SKIPPED_NO_CUDA = "Task {task} ({title}): skipped, no CUDA device on the grading
 PASSED = "Task {task} ({title}): passed."
 RULE_RETURNS = "  the rule must return a tuple of {count}: {grads}"
 NOT_GRADED_HERE = "  not graded: {what}"
+PARTIAL_CREDIT = "  partial credit: {score:g} of {points} points, for {what}"
+PARTIAL_CKPT_RESUME = "a run resumed from the checkpoint (2)"
+PARTIAL_CKPT_ATOMIC = "a checkpoint kept whole by a save that died (1)"
+PARTIAL_CKPT_EVERY_EPOCH = "a checkpoint of every epoch finished (1)"
+PARTIAL_VALUES = "the right values on every input (the cost rung is worth {cost})"
 LOSSES_KEPT_NOT_SEEN = ("whether train_epoch lets each batch's loss Tensor (and its graph) go, keeping "
                         "loss.item(): no number shows it")
 
@@ -86,6 +91,11 @@ def array_text(value, limit: int = 90) -> str:
 
 def header(task, **fields) -> dict:
     return {"task": task.id, "title": task.title, **fields}
+
+
+def and_list(items: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return " and ".join(items) if len(items) < 3 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def lines(*parts: str) -> str:
@@ -408,7 +418,6 @@ CKPT_HALF_WRITTEN = ("Task {task} ({title}): a save that died midway (the run st
 CKPT_GONE_AFTER = "left no file at that path: the checkpoint it was to replace is lost."
 CKPT_CHANGED_AFTER = ("changed the file: it is no longer the checkpoint of {epochs} epochs it was to replace, "
                       "and that checkpoint is lost.")
-CKPT_LOAD_FAILS_AFTER = "left a file your _load_checkpoint fails on: {error}"
 CKPT_EVERY_EPOCH = ("Task {task} ({title}): fit(..., epochs={epochs}, checkpoint={path!r}) whose loader failed in "
                     "epoch {died} {left}\n"
                     "  hint: save after every epoch (_save_checkpoint at the end of each pass of the loop), so a run "

@@ -41,6 +41,7 @@ class Wrong:
     loses: tuple[str, ...]
     note: str
     grader_bug: str | None = None
+    keeps: tuple[tuple[str, float], ...] = ()  # (task, points) a lost task still gives: its partial credit
 
     @property
     def graded_tasks(self) -> tuple[str, ...]:
@@ -198,7 +199,7 @@ TENSOR = (
             return dx, dw
 """, ("1.4",),
             "right values (@ is linear, so central differences are exact up to rounding) at a cost that grows "
-            "with the square of the matrices' size"),
+            "with the square of the matrices' size", keeps=(("1.4", 4.0),)),
     # ----- 1.5 **, exp, log -----
     _tensor("pow_forgets_minus_one", "return (g * p * x ** (p - 1),)", "return (g * p * x**p,)", ("1.5",),
             "d(x**p)/dx written as p * x**p"),
@@ -456,7 +457,7 @@ TRAIN = (
         _save_checkpoint(checkpoint, model, optimizer, epochs, history)
     return history
 """, ("5.5",), "saves once, after the last epoch, not after every epoch: a run that dies partway keeps nothing "
-        "of the epochs it finished"),
+        "of the epochs it finished", keeps=(("5.5", 3.0),)),
     _train("checkpoint_keys_unprefixed", CHECKPOINT_SAVE_LOAD,
            CHECKPOINT_SAVE_LOAD.replace('"model.', '"model_').replace('"optim.', '"optim_'), ("5.5",),
            "saves and loads under prefixes of its own (model_, optim_): its own checkpoints round-trip, but the file "
@@ -472,7 +473,7 @@ TRAIN = (
         np.savez(f, epoch=epoch, train_loss=np.array(history["train_loss"], dtype=np.float64),
                  val_loss=np.array(history["val_loss"], dtype=np.float64), **arrays)
 """, ("5.5",), "writes over the checkpoint itself, not a temporary file then os.replace: a run that dies mid-write "
-        "leaves half a file and loses the last good checkpoint"),
+        "leaves half a file and loses the last good checkpoint", keeps=(("5.5", 3.0),)),
     _train("load_checkpoint_optimizer_keys_off_by_one", "optimizer.load_state_dict({k[6:]",
            "optimizer.load_state_dict({k[5:]", ("5.5",),
            "strips 5 characters of 'optim.' (6 long), so every optimizer key keeps a leading dot: an optimizer that "

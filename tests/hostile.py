@@ -51,6 +51,7 @@ class Hostile:
     files: tuple[tuple[str, str, str], ...]  # (file, "append" | "write", text)
     tasks: tuple[str, ...]  # the task ids it is graded on: those it targets and a couple of others
     earns: tuple[str, ...] = ()  # the tasks its honest part passes; every other task must not pass
+    keeps: tuple[tuple[str, float], ...] = ()  # (task, points) of a task it fails whose honest part earns partial credit
     bound: float = 60.0  # seconds the grade may take
     cli: bool = False  # also run `python -m graders grade` from inside the submission folder, with --results
     fake_lines: tuple[str, ...] = ()  # what it prints that must never reach the judge's output
@@ -68,7 +69,7 @@ class Hostile:
 
     @property
     def points(self) -> float:
-        return float(sum(BY_ID[t].points for t in self.earns))
+        return float(sum(BY_ID[t].points for t in self.earns) + sum(points for _, points in self.keeps))
 
 
 def build(entry: Hostile, parent: Path, context: dict[str, str]) -> Path:

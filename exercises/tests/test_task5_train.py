@@ -10,7 +10,7 @@ import pytest
 
 from .. import SGD, DataLoader, Linear, Module, MSELoss, ReLU, Sequential, Tensor, make_sine_data
 from ..tensor import is_grad_enabled
-from ..train import clip_grad_norm, evaluate, fit, train_epoch
+from ..train import _load_checkpoint, _save_checkpoint, clip_grad_norm, evaluate, fit, train_epoch
 from ._helpers import CountingSGD, assert_close, numpy_linear_epoch, numpy_mse
 
 X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [2.0, 1.0], [0.0, 2.0], [1.0, 3.0]])
@@ -258,16 +258,49 @@ def test_fit_brings_the_lesson_network_to_the_noise_floor():
 
 # ----- 5.5 checkpoint and resume -----
 
-def small_run(epochs: int, checkpoint, seed: int = 0):
-    """A 1-8-1 ReLU net with SGD and momentum on 64 points, in order (no shuffling)."""
+class LoaderFailed(Exception):
+    """What DyingLoader raises: the run stopped partway (a crash, a machine taken away)."""
+
+
+class DyingLoader:
+    """A loader's batches again at each pass, until pass ``dies_in`` (1-based), which raises LoaderFailed."""
+
+    def __init__(self, loader, dies_in: int):
+        self.loader, self.dies_in, self.passes = loader, dies_in, 0
+
+    def __len__(self):
+        return len(self.loader)
+
+    def __iter__(self):
+        self.passes += 1
+        if self.passes == self.dies_in:
+            raise LoaderFailed(f"the loader failed in epoch {self.passes}")
+        return iter(self.loader)
+
+
+def small_model(seed: int = 0) -> Sequential:
     rng = np.random.default_rng(seed)
-    model = Sequential(Linear(1, 8, rng=rng), ReLU(), Linear(8, 1, rng=rng))
+    return Sequential(Linear(1, 8, rng=rng), ReLU(), Linear(8, 1, rng=rng))
+
+
+def small_run(epochs: int, checkpoint, seed: int = 0, dies_in: int | None = None):
+    """A 1-8-1 ReLU net with SGD and momentum on 64 points, in order (no shuffling); with ``dies_in``, its loader
+    fails in that epoch (LoaderFailed)."""
+    model = small_model(seed)
     x, y = make_sine_data(n=64)
     train = DataLoader(x, y, batch_size=16, shuffle=False)
+    if dies_in is not None:
+        train = DyingLoader(train, dies_in)
     val = DataLoader(x[:16], y[:16], batch_size=16, shuffle=False)
     history = fit(model, train, SGD(model.parameters(), lr=0.05, momentum=0.9), MSELoss(), epochs,
                   val_loader=val, checkpoint=checkpoint)
     return model, history
+
+
+def saved(path) -> dict[str, np.ndarray]:
+    """The checkpoint's arrays by key, read as the graders read it."""
+    with np.load(path, allow_pickle=False) as archive:
+        return {key: archive[key] for key in archive.files}
 
 
 @pytest.mark.task5_5
@@ -334,3 +367,83 @@ def test_resuming_a_finished_run_trains_no_more(tmp_path):
     assert_close(again_history["train_loss"], history["train_loss"], "train_loss of the finished run")
     for name, value in first.state_dict().items():
         assert_close(again.state_dict()[name], value, f"{name} after resuming a finished run")
+
+
+@pytest.mark.task5_5
+def test_the_checkpoint_holds_both_state_dicts_under_their_prefixes(tmp_path):
+    """Does the checkpoint hold every entry of model.state_dict() under 'model.' + its key and every entry of
+    optimizer.state_dict() (the momentum buffers) under 'optim.' + its key, so any loader of the format reads it?"""
+    path = tmp_path / "run.ckpt"
+    model, _ = small_run(1, checkpoint=path)
+    keys = set(saved(path))
+    wanted = [f"model.{name}" for name in model.state_dict()]
+    wanted += [f"optim.momentum_buffer.{i}" for i in range(len(model.parameters()))]
+    missing = [key for key in wanted if key not in keys]
+    assert not missing, (f"the checkpoint holds {sorted(keys)}, without {missing}: save each model entry as "
+                         "'model.' + its key and each optimizer entry as 'optim.' + its key")
+
+
+@pytest.mark.task5_5
+def test_resuming_loads_the_weights_in_the_file(tmp_path):
+    """With the checkpoint's model.* arrays changed (as another run might have left them), does resuming a finished
+    run leave the model with the file's weights, not its own or those of the run that saved?"""
+    path = tmp_path / "run.ckpt"
+    small_run(2, checkpoint=path)
+    arrays = saved(path)
+    changed = {key: value + 0.5 if key.startswith("model.") else value for key, value in arrays.items()}
+    with open(path, "wb") as f:
+        np.savez(f, **changed)
+    resumed, _ = small_run(2, checkpoint=path, seed=99)
+    for name, value in resumed.state_dict().items():
+        assert_close(value, changed[f"model.{name}"], f"{name} after resuming from a changed checkpoint")
+
+
+@pytest.mark.task5_5
+def test_load_checkpoint_returns_the_epoch_count_as_an_int(tmp_path):
+    """Does _load_checkpoint return (epochs done, history) with the count a Python int, as its docstring says (np.load
+    gives every value back as an array)?"""
+    path = tmp_path / "run.ckpt"
+    small_run(2, checkpoint=path)
+    model = small_model()
+    done, history = _load_checkpoint(path, model, SGD(model.parameters(), lr=0.05, momentum=0.9))
+    assert type(done) is int and done == 2, f"the epoch count came back as {done!r} ({type(done).__name__}), " \
+                                            "expected the int 2: return int(saved['epoch'])"
+    assert len(history["train_loss"]) == 2, f"the history holds {len(history['train_loss'])} train losses, expected 2"
+
+
+@pytest.mark.task5_5
+def test_a_run_that_dies_keeps_the_epochs_it_finished(tmp_path):
+    """A 4-epoch run whose loader fails in epoch 3: does the checkpoint hold the 2 epochs it finished (fit saves after
+    every epoch), with the weights of 2 epochs?"""
+    path = tmp_path / "run.ckpt"
+    with pytest.raises(LoaderFailed):
+        small_run(4, checkpoint=path, dies_in=3)
+    assert path.exists(), "the run that died left no checkpoint: save after every epoch, not once at the end"
+    two, _ = small_run(2, checkpoint=tmp_path / "two.ckpt")
+    arrays = saved(path)
+    for name, value in two.state_dict().items():
+        assert_close(arrays[f"model.{name}"], value, f"model.{name} in the checkpoint the run left")
+
+
+class Unwritable:
+    """An optimizer state entry numpy cannot turn into an array: a save dies when it comes to write it."""
+
+    def __array__(self, *args, **kwargs):
+        raise LoaderFailed("the run died while the checkpoint was being written")
+
+
+@pytest.mark.task5_5
+def test_a_save_that_dies_midway_leaves_the_last_checkpoint_whole(tmp_path):
+    """Does a _save_checkpoint that dies while it writes leave the checkpoint it was replacing exactly as it was
+    (a temporary file, then os.replace)?"""
+    path = tmp_path / "run.ckpt"
+    model, _ = small_run(2, checkpoint=path)
+    before = path.read_bytes()
+    dying = SGD(model.parameters(), lr=0.05, momentum=0.9)
+    dying.state_dict = lambda: {"momentum_buffer.0": Unwritable()}
+    try:
+        _save_checkpoint(path, model, dying, 3, {"train_loss": [0.0] * 3, "val_loss": [0.0] * 3})
+    except LoaderFailed:
+        pass  # the save died, as it was meant to
+    assert path.read_bytes() == before, ("a save that died changed the checkpoint it was replacing: write a temporary "
+                                         "file, then os.replace it onto the path")

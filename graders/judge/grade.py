@@ -108,6 +108,9 @@ def run_task(task: Task, check, worker: Worker, lay: layout.Layout, key: int | N
         status, score, text = NOT_ATTEMPTED, 0.0, str(error)
     except CheckFailed as error:
         status, score, text = FAILED, 0.0, str(error)
+        if ctx.earned is not None:
+            score, what = ctx.earned
+            text = messages.lines(text, messages.PARTIAL_CREDIT.format(score=score, points=task.points, what=what))
     except Skip as error:
         status, score, text = SKIPPED, 0.0, str(error)
     except Exception as error:  # noqa: BLE001 - a bug of ours must not hide the other tasks

@@ -377,10 +377,23 @@ def fit_cut(package, sizes, state, X, Y, val, batch_size, lr, momentum, epochs, 
 
 def fit_resumed(package, sizes, fresh_state, X, Y, val, batch_size, lr, momentum, epochs, path, loss="mse",
                 state=None):
-    """New objects (``fresh_state``) fit to ``epochs`` with ``checkpoint=path``: from the checkpoint the judge
-    left there."""
-    return _fit(package, sizes, fresh_state, X, Y, batch_size, lr, momentum, epochs, val=val, checkpoint=path,
-                loss=loss)
+    """New objects (``fresh_state``) fit to ``epochs`` with ``checkpoint=path``, from the checkpoint the judge left
+    there; then what _load_checkpoint returns from the file that fit left (the epoch count, as it is: its type is
+    asked about), or what it raises."""
+    answer = _fit(package, sizes, fresh_state, X, Y, batch_size, lr, momentum, epochs, val=val, checkpoint=path,
+                  loss=loss)
+    train = module(package, "train")
+    model = _network(package, sizes, fresh_state)
+    optimizer = module(package, "optim").SGD(model.parameters(), lr=lr, momentum=momentum)
+    try:
+        loaded = train._load_checkpoint(path, model, optimizer)
+    except Exception as error:  # noqa: BLE001 - what it raised is the answer
+        answer["loaded"] = {"type": "NoneType", "epoch": claim(None), "error": f"{type(error).__name__}: "
+                                                                             f"{str(error)[:200]}"}
+        return answer
+    epoch = loaded[0] if isinstance(loaded, (tuple, list)) and len(loaded) == 2 else None
+    answer["loaded"] = {"type": type(loaded).__name__, "epoch": claim(epoch)}
+    return answer
 
 
 class _DyingLoader:
@@ -435,11 +448,9 @@ class _Unwritable:
 
 def save_dies(package, sizes, state, lr, momentum, path, epochs, **_):
     """A _save_checkpoint over the checkpoint of ``epochs`` that dies while it writes (the optimizer's state holds
-    an array numpy cannot read; the judge compares the file before and after, from outside); then what
-    _load_checkpoint returns from the file (the epoch count, as it is: its type is asked about) or raises."""
+    an array numpy cannot read): the judge compares the file before and after, from outside."""
     train = module(package, "train")
     model = _network(package, sizes, state)
-    optimizer = module(package, "optim").SGD(model.parameters(), lr=lr, momentum=momentum)
     dying = module(package, "optim").SGD(model.parameters(), lr=lr, momentum=momentum)
     dying.state_dict = lambda: {"momentum_buffer.0": _Unwritable()}
     try:
@@ -447,11 +458,3 @@ def save_dies(package, sizes, state, lr, momentum, path, epochs, **_):
                                                                 "val_loss": [0.0] * (epochs + 1)})
     except Exception:  # noqa: BLE001 - the save is meant to die; what it left is the question
         pass
-    if not callable(getattr(train, "_load_checkpoint", None)):
-        return {"type": "NoneType", "epoch": claim(None)}
-    try:
-        loaded = train._load_checkpoint(path, model, optimizer)
-    except Exception as error:  # noqa: BLE001 - it loaded this path's checkpoint before the save died
-        return {"type": "NoneType", "epoch": claim(None), "error": f"{type(error).__name__}: {str(error)[:200]}"}
-    epoch = loaded[0] if isinstance(loaded, (tuple, list)) and len(loaded) == 2 else None
-    return {"type": type(loaded).__name__, "epoch": claim(epoch)}

@@ -30,6 +30,7 @@ sys.path.insert(0, str(REPO))
 from graders import paths  # noqa: E402
 
 FOOTER = "These tests are worked examples."
+PUBLIC_TIMEOUT = 600  # seconds one public run may take (the whole public suite takes about a minute)
 
 # The student trial's mistakes that no test module holds as a patch of its own (file, find, replace, loses).
 LOOP_MATMUL = """\
@@ -96,9 +97,12 @@ def public_run(mistake: Mistake, python: str) -> tuple[str, str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         cwd = lay_out(mistake, Path(tmp))
         start = time.perf_counter()
-        result = subprocess.run([python, "-m", "pytest", "exercises/", "-q", "-p", "no:cacheprovider", "-rf"],
-                                cwd=cwd, capture_output=True, text=True, timeout=600,
-                                env={"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1", "COLUMNS": "200"})
+        try:
+            result = subprocess.run([python, "-m", "pytest", "exercises/", "-q", "-p", "no:cacheprovider", "-rf"],
+                                    cwd=cwd, capture_output=True, text=True, timeout=PUBLIC_TIMEOUT,
+                                    env={"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1", "COLUMNS": "200"})
+        except subprocess.TimeoutExpired:  # a mistake that hangs the public run: what a student sees too
+            return f"hung: no end after {PUBLIC_TIMEOUT} s", "timed out", time.perf_counter() - start
         seconds = time.perf_counter() - start
     output = result.stdout + result.stderr
     counts = output.strip().splitlines()[-1].strip("= ") if output.strip() else "no output"

@@ -148,12 +148,20 @@ class FitCut:
 
 
 @dataclass(frozen=True)
-class SaveDied:
-    """What _load_checkpoint returned after a save over the checkpoint died: its type, and the epoch count if it
+class Loaded:
+    """What _load_checkpoint returned from the checkpoint a resumed fit left: its type, and the epoch count if it
     was a pair; or what it raised."""
     type: str
     epoch: Claim
     error: str | None = None
+
+
+@dataclass(frozen=True)
+class FitResumed:
+    """A fit resumed from the checkpoint the judge left, then what _load_checkpoint made of the file it left."""
+    history: Claim
+    params: list[Claim]
+    loaded: Loaded
 
 
 @dataclass(frozen=True)
@@ -192,8 +200,8 @@ OF_VERB: dict[str, type | None] = {
     "fit_end_to_end": FitEndToEnd,
     "resume_from_pickle": ResumeFromPickle,
     "fit_cut": FitCut,
-    "fit_resumed": Fit,
-    "save_dies": SaveDied,
+    "fit_resumed": FitResumed,
+    "save_dies": None,
     "fit_dies": DiedInEpoch,
     "optimizer_run": OptimizerRun,
     "unbroadcast": Claim,

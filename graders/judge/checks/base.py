@@ -11,6 +11,7 @@ import contextlib
 import copy
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,6 +72,8 @@ class Context:
     # what the task asks but no check here can see (a property with no effect on the grading machine): said on the
     # scorecard beside the result, never earning or costing a point
     not_graded: list[str] = field(default_factory=list)
+    # the points earned before the ladder's last rung failed, and for what (``earn``): a task's partial credit
+    earned: tuple[float, str] | None = None
     deadline: float | None = None  # time.monotonic() at which the whole grade stops (grade's deadline)
     deadline_seconds: float = 0.0
     foralls: int = 0  # the forall calls so far, which names each one's kept draws
@@ -78,6 +81,28 @@ class Context:
     _outside_at: Path | None = None
     _planned: list | None = None  # while a forall plans its batch: where ask() records requests
     _prefetched: dict = field(default_factory=dict)  # the batch's replies, by the digest of their request
+
+    def earn(self, points: float, what: str) -> None:
+        """``points`` of the task's are earned by what passed so far (``what``, in the student's terms), whatever
+        the rungs after it say: a failure later keeps them (a partial credit the scorecard states)."""
+        self.earned = (points, what)
+
+    def parts(self, earned: float, what: str, *parts: tuple[float, str, Callable[[], None]]) -> None:
+        """Parts of a task that prove separate things, each worth its points, run after its core (worth
+        ``earned``, for ``what``) has passed: every part runs, whatever the others did; if any failed, the first
+        failure is raised, keeping the points of the core and of the parts that passed (``earn``)."""
+        failures, passed = [], [what]
+        for points, text, check in parts:
+            try:
+                check()
+            except CheckFailed as failure:
+                failures.append(failure)
+            else:
+                earned += points
+                passed.append(text)
+        if failures:
+            self.earn(earned, msg.and_list(passed))
+            raise failures[0]
 
     # ----- asking the worker -----
     def ask(self, verb: str, doing: str, *, timeout: float = DEFAULT_TIMEOUT, hint: str | None = None,

@@ -234,20 +234,38 @@ def check_saved_state(ctx: Context, saved: Saved, expected: dict[str, np.ndarray
         ctx.compare(array, value, what, inputs=inputs, source=source, hint=msg.HINT_CKPT_STATE, tol=TOL)
 
 
-def check_resume(ctx: Context, path: str) -> None:
+@dataclass
+class Resumed:
+    """What the parts after a resume use: the worker's folder, the request's arguments, the checkpoint's path,
+    and the state expected after the first epochs (by key, as the file holds it)."""
+    folder: Folder
+    common: dict
+    path: str
+    state: dict[str, np.ndarray]
+
+    def clean(self) -> None:
+        with contextlib.suppress(CheckFailed, work_files.Unreachable):  # the worker ended: its folder is gone
+            self.folder.remove_near(self.path)
+
+
+def check_resume(ctx: Context, path: str) -> Resumed:
     setup, epochs, first = CKPT_SETUP, CKPT_EPOCHS, CKPT_FIRST
     val = setup.data(n=4, offset=1)
     common = {**setup.args(), "val": val, "path": path}
     answer = ctx.ask("fit_cut", f"running fit with checkpoint={path!r}", **common, epochs=epochs, first=first)
-    folder = Folder(ctx, "fit_cut", common)
+    resumed = Resumed(Folder(ctx, "fit_cut", common), common, path, {})
     try:
-        _check_resume(ctx, folder, answer, setup, val, common, path)
-    finally:
-        with contextlib.suppress(CheckFailed, work_files.Unreachable):  # the worker ended: its folder is gone
-            folder.remove_near(path)
+        resumed.state = _check_resume(ctx, resumed.folder, answer, setup, val, common, path)
+    except BaseException:
+        resumed.clean()
+        raise
+    return resumed
 
 
-def _check_resume(ctx: Context, folder: Folder, answer, setup: Setup, val, common: dict, path: str) -> None:
+def _check_resume(ctx: Context, folder: Folder, answer, setup: Setup, val, common: dict,
+                  path: str) -> dict[str, np.ndarray]:
+    """The ladder of one path, up to the resumed run and what _load_checkpoint returns after it; the state expected
+    in the checkpoint after the first epochs."""
     epochs, first = CKPT_EPOCHS, CKPT_FIRST
     saved = read_saved(ctx, folder, path)
     check_members(ctx, saved, path, setup)
@@ -298,28 +316,17 @@ def _check_resume(ctx: Context, folder: Folder, answer, setup: Setup, val, commo
     for key in ("train_loss", "val_loss"):
         ctx.compare(history[key], expected[key], f'history["{key}"] of the resumed run', inputs=inputs,
                     source=source, hint=msg.HINT_CKPT_HISTORY, tol=TOL)
-    check_save_died(ctx, folder, common, path, epochs)
-    check_died_in_epoch(ctx, folder, common, path, state, epochs, first)
+    check_loaded(ctx, resumed.loaded, epochs)
+    return state
 
 
-def check_save_died(ctx: Context, folder: Folder, common: dict, path: str, epochs: int) -> None:
-    """After a save of epoch ``epochs`` + 1 that died while it wrote over the checkpoint of ``epochs``, the file must
-    be that checkpoint, byte for byte (the judge reads it before and after); and _load_checkpoint must return the
-    count as an int (its contract: tuple[int, dict]; a type the worker reports, which can only cost the task)."""
-    header = msg.header(ctx.task, path=path)
-    before = read_saved(ctx, folder, path).data  # what the resumed fit left: the checkpoint of ``epochs``
-    loaded = ctx.ask("save_dies", f"saving over checkpoint={path!r}, a save that dies midway", **common,
-                     epochs=epochs)
-    try:
-        after = folder.read(path)
-    except work_files.NotAFile as error:
-        after = f"{error}"
-    if after != before:
-        what = msg.CKPT_GONE_AFTER if after is None else msg.CKPT_CHANGED_AFTER.format(epochs=epochs)
-        raise CheckFailed(msg.CKPT_HALF_WRITTEN.format(what=what, **header))
+def check_loaded(ctx: Context, loaded, epochs: int) -> None:
+    """_load_checkpoint, called on the checkpoint of ``epochs`` the resumed run left, returns (epochs, history) with
+    the count an int (its contract: tuple[int, dict]). A type the worker reports, which can only cost the task:
+    a 0-d array would change no number."""
     if loaded.error is not None:
-        raise CheckFailed(msg.CKPT_HALF_WRITTEN.format(what=msg.CKPT_LOAD_FAILS_AFTER.format(error=loaded.error),
-                                                       **header))
+        ctx.fail("what _load_checkpoint did with the checkpoint the resumed run left", f"raised {loaded.error}",
+                 msg.CKPT_LOADED_PAIR)
     what = "what _load_checkpoint returned"
     if loaded.epoch.get("type") == "NoneType" and loaded.type not in ("tuple", "list"):
         ctx.fail(what, f"a {loaded.type}", msg.CKPT_LOADED_PAIR)
@@ -331,10 +338,28 @@ def check_save_died(ctx: Context, folder: Folder, common: dict, path: str, epoch
                  hint=msg.HINT_CKPT_EPOCH_INT)
 
 
-def check_died_in_epoch(ctx: Context, folder: Folder, common: dict, path: str, state: dict, epochs: int,
-                        first: int) -> None:
-    """A fit whose loader fails in epoch ``first`` + 1 must leave the checkpoint of the ``first`` epochs done (fit
-    saves after every epoch): the judge reads it, and its weights must be those after ``first`` epochs."""
+def check_save_died(ctx: Context, resumed: Resumed) -> None:
+    """After a save of epoch CKPT_EPOCHS + 1 that died while it wrote over the checkpoint the resumed run left, the
+    file must be that checkpoint, byte for byte (the judge reads it before and after)."""
+    folder, path = resumed.folder, resumed.path
+    header = msg.header(ctx.task, path=path)
+    before = read_saved(ctx, folder, path).data  # what the resumed fit left: the checkpoint of CKPT_EPOCHS
+    ctx.ask("save_dies", f"saving over checkpoint={path!r}, a save that dies midway", **resumed.common,
+            epochs=CKPT_EPOCHS)
+    try:
+        after = folder.read(path)
+    except work_files.NotAFile as error:
+        after = f"{error}"
+    if after != before:
+        what = msg.CKPT_GONE_AFTER if after is None else msg.CKPT_CHANGED_AFTER.format(epochs=CKPT_EPOCHS)
+        raise CheckFailed(msg.CKPT_HALF_WRITTEN.format(what=what, **header))
+
+
+def check_died_in_epoch(ctx: Context, resumed: Resumed) -> None:
+    """A fit whose loader fails in epoch CKPT_FIRST + 1 must leave the checkpoint of the CKPT_FIRST epochs done (fit
+    saves after every epoch): the judge reads it, and its weights must be those after CKPT_FIRST epochs."""
+    folder, common, path, state = resumed.folder, resumed.common, resumed.path, resumed.state
+    epochs, first = CKPT_EPOCHS, CKPT_FIRST
     died = ctx.ask("fit_dies", f"running fit with checkpoint={path!r}, a loader that fails in epoch {first + 1}",
                    **common, epochs=epochs, first=first)
     header = msg.header(ctx.task, path=path, epochs=epochs, died=first + 1)
@@ -381,10 +406,21 @@ def _kind_text(claim: dict) -> str:
     return f"a {claim.get('type')}"
 
 
+CORE_POINTS = 2  # of 5.5's 4: the resume from the file; a save that dies (1) and a run that dies (1) are parts
+
+
 def checkpoint(ctx: Context) -> None:
-    for path in CKPT_PATHS:
-        check_resume(ctx, path)
     # every array of this checkpoint is a pickle that kills the process loading it: the worker's death, seen
     # from outside, is the effect of loading it with pickles allowed
     ctx.ask("resume_from_pickle", "resuming fit from a checkpoint that holds a pickle", **CKPT_SETUP.args(),
             path=CKPT_PATHS[0], died=msg.CKPT_UNPICKLED.format(**msg.header(ctx.task)))
+    done = []
+    try:
+        for path in CKPT_PATHS:
+            done.append(check_resume(ctx, path))
+        ctx.parts(CORE_POINTS, msg.PARTIAL_CKPT_RESUME,
+                  (1, msg.PARTIAL_CKPT_ATOMIC, lambda: check_save_died(ctx, done[0])),
+                  (1, msg.PARTIAL_CKPT_EVERY_EPOCH, lambda: check_died_in_epoch(ctx, done[0])))
+    finally:
+        for resumed in done:
+            resumed.clean()

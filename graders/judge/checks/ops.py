@@ -241,7 +241,7 @@ def check_ops(ctx: Context, cases, examples: int = EXAMPLES_PER_OP) -> None:
         operands, kwargs = case.fixed
         out_shape = output_shape(ctx, case, operands, kwargs)
         check_case(ctx, case, operands, kwargs, _upstream(out_shape, 0), witness=True)
-    wrong_when_timed = check_cost(ctx)  # before the many drawn examples, so a rule in disguise fails fast
+    wrong_when_timed, too_slow = costed(ctx, check_cost)  # before the drawn examples: a rule in disguise fails fast
 
     for case in cases:
         def one(drawn, case=case):
@@ -252,6 +252,26 @@ def check_ops(ctx: Context, cases, examples: int = EXAMPLES_PER_OP) -> None:
         ctx.forall(st.tuples(case.operands, st.integers(0, 2**16)), one, examples=examples)
     if wrong_when_timed is not None:  # right on every drawn input, wrong only on the large one that was timed
         raise wrong_when_timed
+    charge_cost(ctx, too_slow)
+
+
+COST_POINTS = 1  # of an op task's points, what its cost rung is worth; the values earn the rest
+
+
+def costed(ctx: Context, rung) -> tuple[CheckFailed | None, CheckFailed | None]:
+    """The cost rung ``rung`` run: (its answer's wrong values, if any, to raise after the drawn examples; its
+    failure for time, to charge once every value is right: ``charge_cost``)."""
+    try:
+        return rung(ctx), None
+    except CheckFailed as failure:
+        return None, failure
+
+
+def charge_cost(ctx: Context, too_slow: CheckFailed | None) -> None:
+    """A rule right on every input but too slow keeps the points of its values: the cost rung costs COST_POINTS."""
+    if too_slow is not None:
+        ctx.earn(ctx.task.points - COST_POINTS, msg.PARTIAL_VALUES.format(cost=COST_POINTS))
+        raise too_slow
 
 
 def output_shape(ctx: Context, case: OpCase, operands, kwargs) -> tuple[int, ...]:
@@ -278,10 +298,11 @@ def unbroadcast(ctx: Context) -> None:
 
     one((((2, 3), (3,)), 0))
     one((((4, 2, 3), (2, 1)), 1))
-    wrong_when_timed = check_unbroadcast_cost(ctx)
+    wrong_when_timed, too_slow = costed(ctx, check_unbroadcast_cost)
     ctx.forall(st.tuples(s.broadcast_targets(), st.integers(0, 2**16)), one, examples=100)
     if wrong_when_timed is not None:  # as check_ops: the drawn inputs' plainer message first
         raise wrong_when_timed
+    charge_cost(ctx, too_slow)
 
 
 def _unbroadcast_expected(grad: np.ndarray, target: tuple) -> np.ndarray:
@@ -293,6 +314,10 @@ def _unbroadcast_expected(grad: np.ndarray, target: tuple) -> np.ndarray:
 UNBROADCAST_COST = 50.0  # times the judge's numpy sum of the same gradients
 UNBROADCAST_REPEAT = 30
 COST_TIMEOUT_FLOOR = 5.0  # seconds a timed request is given at the least, however small its limit
+# A rule over its limit is timed again, with the yardstick, up to this many times in all, and its best ratio
+# counts: a machine busy for a moment once put a correct rule at 7 times its usual CPU time (the limits sit at
+# least four times above correct rules), while a rule over its limit by its nature is over it every time.
+COST_ATTEMPTS = 3
 
 
 def unbroadcast_cost_sets(ctx: Context) -> list[tuple[np.ndarray, tuple]]:
@@ -348,23 +373,30 @@ def timed_rung(ctx: Context, verb: str, args: dict, *, yardstick: tuple, timed: 
     ``check`` holds the very answer that was timed (its CheckFailed is returned, to be raised after the drawn
     examples)."""
     op, sets, kwargs = yardstick
-    base = timing.measure(op, sets, kwargs, args["repeat"])
-    limit = ratio * base
-    try:
-        reply = ctx.worker.request(verb, args, timeout=max(COST_TIMEOUT_FLOOR, 4 * limit), measure_cpu=True)
-    except (WorkerDied, WorkerTimedOut):
+    best = None
+    for _ in range(COST_ATTEMPTS):
+        base = timing.measure(op, sets, kwargs, args["repeat"])
+        limit = ratio * base
+        try:
+            reply = ctx.worker.request(verb, args, timeout=max(COST_TIMEOUT_FLOOR, 4 * limit), measure_cpu=True)
+        except (WorkerDied, WorkerTimedOut):
+            ctx.oracle_failed(timed)
+            raise CheckFailed(msg.COSTLY_TIMEOUT.format(floor=COST_TIMEOUT_FLOOR, **head)) from None
         ctx.oracle_failed(timed)
-        raise CheckFailed(msg.COSTLY_TIMEOUT.format(floor=COST_TIMEOUT_FLOOR, **head)) from None
-    ctx.oracle_failed(timed)
-    if "ok" not in reply:
-        raise ctx.student_error(reply["error"], timed)
-    spent = ctx.worker.last_cpu_seconds
+        if "ok" not in reply:
+            raise ctx.student_error(reply["error"], timed)
+        spent = ctx.worker.last_cpu_seconds
+        try:  # every answer timed is checked: a rule cannot be fast at a second try by being wrong there
+            check(ctx.parsed(verb, reply["ok"], timed))
+        except CheckFailed as wrong:
+            return wrong
+        if best is None or spent / base < best[0] / best[1]:
+            best = (spent, base)
+        if spent <= limit:
+            break
+    spent, base = best
     ctx.data["cost"] = {"seconds": spent, "numpy_seconds": base, "ratio": spent / base, "limit": ratio}
-    try:
-        check(ctx.parsed(verb, reply["ok"], timed))
-    except CheckFailed as wrong:
-        return wrong
-    if spent > limit:
+    if spent > ratio * base:
         raise CheckFailed(msg.COSTLY.format(ratio=spent / base, spent=spent, base_seconds=base, **head))
     return None
 
