@@ -51,7 +51,7 @@ class Hostile:
     files: tuple[tuple[str, str, str], ...]  # (file, "append" | "write", text)
     tasks: tuple[str, ...]  # the task ids it is graded on: those it targets and a couple of others
     earns: tuple[str, ...] = ()  # the tasks its honest part passes; every other task must not pass
-    keeps: tuple[tuple[str, float], ...] = ()  # (task, points) of a task it fails whose honest part earns partial credit
+    keeps: tuple[tuple[str, float], ...] = ()  # (task, points): a task it fails whose honest part gets partial credit
     bound: float = 60.0  # seconds the grade may take
     cli: bool = False  # also run `python -m graders grade` from inside the submission folder, with --results
     fake_lines: tuple[str, ...] = ()  # what it prints that must never reach the judge's output
@@ -1457,7 +1457,8 @@ def _matmul_formula_when_timed(self, other):
 
 
 Tensor.__matmul__ = _matmul_formula_when_timed
-'''),), ("1.3", "1.4"), ("1.3",), key=20261201, says=("finite differences", "too slow", "did not finish")),
+'''),), ("1.3", "1.4"), ("1.3",), key=20261201, says=("finite differences", "too slow", "did not finish"),
+        keeps=(("1.4", 4.0),)),
     Hostile(
         "fast_and_wrong_when_timed", "an exp rule that is right on small inputs and returns zeros, fast, on large "
         "ones (where the cost rung times it)", "solutions", (("tensor.py", "append", '''
@@ -1504,7 +1505,7 @@ def _tanh_with_a_thread(self):
 
 
 Tensor.tanh = _tanh_with_a_thread
-'''),), ("1.5", "1.6"), earns=("1.5",), says=("right, but too slow",), load=False),
+'''),), ("1.5", "1.6"), earns=("1.5",), says=("right, but too slow",), load=False, keeps=(("1.6", 4.0),)),
     Hostile(
         # Slow by CPU seconds, not by a count of round trips: each call on a large gradient spends 0.02 s of CPU
         # (1.2 s for the rung's 60 such calls) on any machine, over 20 times the rung's limit (50 x numpy's sum of
@@ -1521,7 +1522,7 @@ def unbroadcast(grad, shape):
     while np.size(grad) > 10_000 and _time.process_time() - started < 0.02:
         grad = np.asarray(np.asarray(grad).tolist())
     return _unbroadcast_honest(grad, shape)
-'''),), ("1.1", "1.6"), earns=("1.6",), says=("right, but too slow",), load=False),
+'''),), ("1.1", "1.6"), earns=("1.6",), says=("right, but too slow",), load=False, keeps=(("1.1", 3.0),)),
     Hostile(
         # Issue 27: the rung once timed its yardstick, numpy's sum, in the worker, through worker.verbs_tensor's
         # numpy; with that numpy swapped, an unbroadcast 684 times too slow passed. The rule burns only once the
@@ -1576,7 +1577,8 @@ def unbroadcast(grad, shape):
     if _SWAPPED and np.size(grad) > 10_000:
         _burn(0.03)
     return _unbroadcast_honest(grad, shape)
-'''),), ("1.1", "1.6"), earns=("1.6",), says=("right, but too slow", "did not finish"), load=False),
+'''),), ("1.1", "1.6"), earns=("1.6",), says=("right, but too slow", "did not finish"), load=False,
+        keeps=(("1.1", 3.0),)),
     Hostile(
         # Under process limits alone a setsid daemon reparents to the judge, out of the worker's process tree: its
         # CPU went uncounted (5/5) until the judge counted its own children of the worker's uid, zombies included.
@@ -1628,7 +1630,8 @@ def _tanh_in_a_daemon(self):
 
 
 Tensor.tanh = _tanh_in_a_daemon
-'''),), ("1.5", "1.6"), earns=("1.5",), says=("right, but too slow", "did not finish"), load=False),
+'''),), ("1.5", "1.6"), earns=("1.5",), says=("right, but too slow", "did not finish"), load=False,
+        keeps=(("1.6", 4.0),)),
     Hostile(
         # Issue 27: the rung once divided by the student's own forward, timed in the worker: a slow rule beside a
         # forward slowed as much passed 1.6 at 756 times numpy's tanh.
@@ -1662,7 +1665,8 @@ def _tanh_slow_both_ways(self):
 
 
 Tensor.tanh = _tanh_slow_both_ways
-'''),), ("1.5", "1.6"), earns=("1.5",), says=("right, but too slow", "did not finish"), load=False),
+'''),), ("1.5", "1.6"), earns=("1.5",), says=("right, but too slow", "did not finish"), load=False,
+        keeps=(("1.6", 4.0),)),
     Hostile(
         # Issue 27: exact sums at O(inputs x outputs) once passed 1.1 on the rung's fixed (300, 300) gradient and
         # its 0.5 s of slack. The rung now also sums a (2, s, t) gradient to (s, t), where every entry is an output.
@@ -1676,7 +1680,8 @@ def unbroadcast(grad, shape):
         unit[i] = 1.0
         out[i] = np.sum(grad * np.broadcast_to(unit, grad.shape))
     return out
-'''),), ("1.1", "1.2"), earns=("1.2",), says=("right, but too slow", "did not finish"), load=False),
+'''),), ("1.1", "1.2"), earns=("1.2",), says=("right, but too slow", "did not finish"), load=False,
+        keeps=(("1.1", 3.0),)),
     Hostile(
         "memory_in_children", "four children of 1.5 GiB each (touched), each under one process's 4 GiB: 6 GiB "
         "across the tree", "stubs", (("tensor.py", "append", MEMORY_IN_CHILDREN),), ("1.1",),
