@@ -14,8 +14,7 @@ from pathlib import Path
 
 from graders import messages as msg
 from graders.files import atomic_write
-from graders.integrations import classroom
-from graders.results import pictures, scorecard
+from graders.results import classroom, pictures, scorecard
 
 
 def markdown(result: dict, picture: str | None = None) -> str:
