@@ -59,9 +59,10 @@ def _grade(args) -> int:
 
 
 def _doctor(args) -> int:
+    from graders.integrations import kernel_jail
     from graders.judge import doctor
 
-    print(doctor.report())
+    print(doctor.report(kernel=kernel_jail.describe()))
     return 0
 
 
