@@ -116,6 +116,8 @@ def run(submission: Path, results: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``python -m graders.integrations.gradescope run SUBMISSION RESULTS``, what the zip's run_autograder calls; the
+    exit status of ``run``."""
     parser = argparse.ArgumentParser(prog="python -m graders.integrations.gradescope")
     sub = parser.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="grade a submission into a results.json (what run_autograder calls)")

@@ -67,4 +67,6 @@ def write_views(report, result: dict, *, results: Path | None = None, markdown_p
 
 
 def stderr_line(line: str) -> None:
+    """Print a warning line to stderr: the ``warn`` the command hands write_views, so a missing matplotlib is said
+    without touching stdout's scorecard."""
     print(line, file=sys.stderr)

@@ -115,14 +115,19 @@ class Folder:
             raise CheckFailed(msg.DIED.format(**msg.header(self.ctx.task, doing=msg.CKPT_READING))) from None
 
     def read(self, name: str) -> bytes | None:
+        """The bytes of the file ``name`` in the worker's folder, read by the judge itself (None when there is none),
+        never the worker's word for it."""
         with self._opened() as folder:
             return work_files.read(folder, name)
 
     def names(self) -> list[str]:
+        """The names in the worker's folder, listed by the judge itself."""
         with self._opened() as folder:
             return work_files.names(folder)
 
     def write(self, name: str, data: bytes) -> None:
+        """Write ``data`` to the file ``name`` in the worker's folder, owned as the worker's own files are, so the
+        resumed fit reads the judge's checkpoint."""
         with self._opened() as folder:
             work_files.write(folder, name, data, self.ctx.worker.owner(self.verb, self.args))
 
@@ -235,6 +240,9 @@ def check_saved_state(ctx: Context, saved: Saved, expected: dict[str, np.ndarray
 
 
 def check_resume(ctx: Context, path: str) -> None:
+    """Task 5.5 at one checkpoint path: fit cut after its first epochs, the file read and changed by the judge, the
+    resumed run, and a save and a fit that die, against torch's run; what the request left near the path is removed
+    after."""
     setup, epochs, first = CKPT_SETUP, CKPT_EPOCHS, CKPT_FIRST
     val = setup.data(n=4, offset=1)
     common = {**setup.args(), "val": val, "path": path}
@@ -382,6 +390,8 @@ def _kind_text(claim: dict) -> str:
 
 
 def checkpoint(ctx: Context) -> None:
+    """Task 5.5's check: resuming at each of CKPT_PATHS, then a checkpoint of lethal pickles, which a loader that allows
+    pickles dies of (a death the judge sees from outside)."""
     for path in CKPT_PATHS:
         check_resume(ctx, path)
     # every array of this checkpoint is a pickle that kills the process loading it: the worker's death, seen
