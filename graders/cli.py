@@ -59,9 +59,10 @@ def _grade(args) -> int:
 
 
 def _doctor(args) -> int:
+    from graders.integrations import kernel_jail
     from graders.judge import doctor
 
-    print(doctor.report())
+    print(doctor.report(kernel=kernel_jail.describe()))
     return 0
 
 
@@ -84,6 +85,8 @@ ORDER = ("grade", "grade-all", "merge", "nbgrader", "release", "gradescope", "ex
 
 
 def parser() -> argparse.ArgumentParser:
+    """The whole ``autograd-lab`` command line: every subcommand with its options and help, in ORDER; the class commands
+    come from cli_class. Built by a function so tests and docs can read the help."""
     p = argparse.ArgumentParser(prog="autograd-lab", description="Autograding for the autograd lesson.")
     p.add_argument("--version", action="version", version=f"autograd-lab {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -132,6 +135,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run ``autograd-lab`` with ``argv`` (the process's own when None); the exit status."""
     args = parser().parse_args(argv)
     return args.run(args)
 

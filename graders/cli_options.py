@@ -12,6 +12,8 @@ ISOLATIONS = ("auto", "bubblewrap", "limits")
 
 
 def task_ids(text: str) -> tuple[str, ...]:
+    """``--tasks``' value: task ids separated by commas, each in the task table, duplicates dropped in order;
+    ValueError, which names the known ids, otherwise."""
     ids = tuple(part.strip() for part in text.split(","))
     if not all(task in BY_ID for task in ids):
         raise ValueError(msg.CLI_EXPECTED_TASKS.format(known=", ".join(BY_ID)))
@@ -19,6 +21,7 @@ def task_ids(text: str) -> tuple[str, ...]:
 
 
 def isolation(text: str) -> str:
+    """``--isolation``'s value, one of ISOLATIONS; ValueError, which names them, otherwise."""
     if text not in ISOLATIONS:
         raise ValueError(msg.CLI_EXPECTED_ONE_OF.format(choices=", ".join(ISOLATIONS[:-1]), last=ISOLATIONS[-1]))
     return text
@@ -32,6 +35,8 @@ class Checked(argparse.Action):
         self.check = check
 
     def __call__(self, parser, namespace, value, option=None):
+        """What argparse calls with the option's value: store the checked value, or exit with status 2 and
+        CLI_BAD_VALUE's one line (what was given, what was expected)."""
         try:
             setattr(namespace, self.dest, self.check(value))
         except ValueError as error:

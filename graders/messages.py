@@ -90,6 +90,7 @@ def array_text(value, limit: int = 90) -> str:
 
 
 def header(task, **fields) -> dict:
+    """The fields every task's message starts with (its id and title), with ``fields``, for a template's format()."""
     return {"task": task.id, "title": task.title, **fields}
 
 
@@ -99,6 +100,7 @@ def and_list(items: list[str]) -> str:
 
 
 def lines(*parts: str) -> str:
+    """The non-empty ``parts`` as one message, one per line: an absent hint or note leaves no blank line."""
     return "\n".join(p for p in parts if p)
 
 

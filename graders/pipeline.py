@@ -21,6 +21,8 @@ from graders.tasks import GRADE_DEADLINE
 
 @dataclass(frozen=True)
 class Graded:
+    """What grading one submission gives: the judge's report (each task's result and what it recorded) and the canonical
+    result every view is rendered from."""
     report: object  # graders.judge.grade.Report: the checks' results, with what each recorded
     result: dict  # Gradescope's results.json, the canonical result every view is rendered from
 

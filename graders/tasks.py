@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Task:
+    """One graded task: its id, title, the student's module it grades, its points, the judge's answers its workers may
+    ask for, and whether it runs the whole stack. The single place each of these is written."""
     id: str
     title: str
     module: str
@@ -27,6 +29,8 @@ class Task:
 
     @property
     def marker(self) -> str:
+        """The task's pytest marker in the public tests (task1_4 for 1.4), held to exercises/pytest.ini by
+        tests/test_structure.py."""
         return "task" + self.id.replace(".", "_")
 
     @property

@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 from graders.cli import main
-from graders.integrations import classroom
 from graders.judge.grade import ERROR, FAILED, NOT_ATTEMPTED, PASSED, SKIPPED, Report, TaskResult
-from graders.results import scorecard
+from graders.results import classroom, scorecard
 from graders.tasks import BY_ID
 
 REPO = Path(__file__).resolve().parent.parent

@@ -22,7 +22,7 @@ from corpus import make_submission
 from solution_scan import scan_zip
 
 from graders.cli import main
-from graders.integrations import gradescope
+from graders.course import templates
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -64,7 +64,7 @@ def test_the_zip_holds_setup_run_autograder_and_a_wheel_with_the_graders_and_no_
             inside = set(whl.namelist())
     assert sorted(names) == sorted(["setup.sh", "run_autograder", "constraints.txt", wheel])
     assert modes["setup.sh"] & stat.S_IXUSR and modes["run_autograder"] & stat.S_IXUSR
-    version = gradescope.torch_version()
+    version = templates.torch_version()
     assert constraints == f"torch=={version}\n"
     assert f'"torch=={version}" --index-url https://download.pytorch.org/whl/cpu' in setup
     assert f"-c constraints.txt ./{wheel}" in setup and "@" not in setup  # every placeholder filled

@@ -169,7 +169,7 @@ def test_torch_for_task_6_is_the_graders_cpu_build_from_the_cpu_index_alone(bund
     """Does requirements-torch.txt pin the torch the graders run (the CI constraints' pin in the repository, the
     installed one in the bundle, as the workflow does) and take it from PyTorch's CPU index with --index-url, never
     --extra-index-url (pip then takes the newest torch of either index: the default one's CUDA build)?"""
-    from graders.integrations.gradescope import torch_version
+    from graders.course.templates import torch_version
 
     pinned = re.search(r"^torch==(\S+)$", (REPO / ".ci" / "constraints.txt").read_text(), re.M).group(1)
     for text, version in (((paths.EXERCISES / "requirements-torch.txt").read_text(), pinned),

@@ -89,6 +89,109 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+# The floors of graders/, lowest first: a module may import from its own layer and the layers below it, never from
+# one above. An entry names a module, or with ".*" a package and everything in it; a module's layer is that of the
+# entry naming it exactly, else of the longest package entry around it.
+LAYERS = (
+    ("worker", ("graders.worker.*",),
+     "The untrusted side: copied into the sandbox alone, it runs student code in its own process, so it imports "
+     "nothing of graders outside itself, and the judge takes from it only its wire format (protocol.py)."),
+    ("base", ("graders", "graders.entry", "graders.paths", "graders.files", "graders.messages", "graders.tasks",
+              "graders.lesson", "graders.cli_options"),
+     "What every layer above may use and that knows nothing of grading: the guard against a graders/ in the working "
+     "folder, where the files are, writing a file whole, every sentence, the task table, the lesson's numbers, and "
+     "the checked values of the options that the command line and the pytest plugin share."),
+    ("submission", ("graders.judge.layout", "graders.judge.intake"),
+     "A submission as files: how it is taken in (found, hashed, unpacked) and laid out in a scratch folder as the "
+     "workers' packages; the isolation below builds its sandboxes from that layout."),
+    ("isolation", ("graders.judge.uids", "graders.judge.processes", "graders.judge.budget", "graders.judge.bubblewrap",
+                   "graders.judge.sandbox", "graders.judge.forkserver", "graders.judge.work_files"),
+     "The worker's processes seen from outside: the uids they run as, their budgets, the sandbox and bubblewrap, "
+     "the fork servers, /proc, and the worker's files read by the judge itself. Nothing here computes a grade."),
+    ("judge's numbers", ("graders.judge.reference", "graders.judge.checks.trajectory", "graders.judge.oracles",
+                         "graders.judge.examples_cache", "graders.judge.yardstick"),
+     "Values the judge computes itself, for inputs it chose, where no student code runs: torch's references, the "
+     "loop's expected runs, the oracles' answers to a worker's questions, the kept draws and numpy's yardstick."),
+    ("worker's handle", ("graders.judge.worker_process",),
+     "The judge's handle on a worker: starts it in its sandbox under its budgets, sends each verb to the worker or "
+     "answers it with the judge's oracles, times and kills it."),
+    ("grading", ("graders.judge.*", "graders.judge.checks.*"),
+     "The checks (one module per group of tasks) with the strategies that draw their inputs, the grade that runs "
+     "every task's ladder on a submission, and doctor, which says what isolation a grade gets on this machine."),
+    ("results", ("graders.results.*",),
+     "The canonical result of one graded submission and every view rendered from it: the table, Markdown, JUnit, "
+     "GitHub Classroom's runner result, the loss picture, and the files they are written to."),
+    ("pipeline", ("graders.pipeline",),
+     "One submission's way through the layers below: intake, the grade, the canonical result; every way of "
+     "grading a submission (the command, a pool's judge, Gradescope, nbgrader, pytest) goes through it."),
+    ("class and course", ("graders.classgrade.*", "graders.course.*"),
+     "What an instructor runs for a whole class: grading every submission by a pool of judges into a gradebook, "
+     "and making the course (the stubs, the student bundle, the notebook's text, the templates' files)."),
+    ("integrations", ("graders.integrations.*",),
+     "Where grades go and where grading runs for others: nbgrader (its course, its trusted step and the jailed "
+     "kernel), Gradescope, and the pytest plugin; each calls down into the pipeline, the class and the course."),
+    ("command line", ("graders.cli", "graders.cli_class", "graders.__main__"),
+     "The autograd-lab command: parses arguments and dispatches to every layer below; nothing imports it."),
+)
+
+
+def layer_of(name: str, layers=LAYERS) -> int:
+    """The index in ``layers`` of module ``name``'s floor: an entry naming it exactly, else the longest package entry
+    (``pkg.*``) around it; KeyError for a module no entry places."""
+    exact = {entry: i for i, (_, entries, _) in enumerate(layers) for entry in entries if not entry.endswith(".*")}
+    if name in exact:
+        return exact[name]
+    around = [(len(entry), i) for i, (_, entries, _) in enumerate(layers) for entry in entries
+              if entry.endswith(".*") and (name == entry[:-2] or name.startswith(entry[:-1]))]
+    if not around:
+        raise KeyError(name)
+    return max(around)[1]
+
+
+def arrows_up(graph: dict[str, set[str]], layers=LAYERS) -> list[str]:
+    """Every import of ``graph`` from a module to one on a higher floor, as "importer (its layer) -> imported (its
+    layer)"."""
+    return [f"{name} ({layers[layer_of(name, layers)][0]}) -> {other} ({layers[layer_of(other, layers)][0]})"
+            for name in sorted(graph) for other in sorted(graph[name])
+            if layer_of(other, layers) > layer_of(name, layers)]
+
+
+def test_the_floor_check_sees_an_arrow_up():
+    """Can the floor check below fail: does it see a low module importing a high one, and nothing in a module that
+    imports down or beside itself? Does an exact entry win over the package around it?"""
+    layers = (("low", ("p.low.*", "p.high.exception"), ""), ("high", ("p.high.*",), ""))
+    graph = {"p.low.a": {"p.high.b"}, "p.low.c": {"p.low.a", "p.high.exception"}, "p.high.b": {"p.low.a"},
+             "p.high.exception": set()}
+    assert arrows_up(graph, layers) == ["p.low.a (low) -> p.high.b (high)"]
+    assert layer_of("p.high", layers) == 1 and layer_of("p.high.exception", layers) == 0
+    with pytest.raises(KeyError):
+        layer_of("p.elsewhere", layers)
+
+
+def test_every_module_has_a_floor_and_every_floor_has_a_module():
+    """Does the table of layers place every module of graders/ (a new module must be given its floor), and does each
+    of its entries still name a module (a table that has drifted from the tree is no floor)?"""
+    unplaced = []
+    for name in MODULES:
+        try:
+            layer_of(name)
+        except KeyError:
+            unplaced.append(name)
+    assert unplaced == []
+    entries = [entry for _, entries, _ in LAYERS for entry in entries]
+    assert sorted(entry for entry in set(entries) if entries.count(entry) > 1) == []
+    stale = [entry for _, entries, _ in LAYERS for entry in entries
+             if not any(name == entry.removesuffix(".*") or name.startswith(entry.removesuffix("*"))
+                        for name in MODULES)]
+    assert stale == []
+
+
+def test_no_module_imports_from_a_floor_above_its_own():
+    """Does any module of graders/ import (at its top or lazily) a module of a higher layer of LAYERS? A lower layer
+    must never need a higher one: the isolation no grading, the results no integration, the judge no command."""
+    assert arrows_up(GRAPH) == []
+
+
 def test_the_cycle_finder_finds_a_cycle():
     """Can the cycle check below fail: does it see a -> b -> c -> a, and nothing in a chain?"""
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

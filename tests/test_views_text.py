@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from nbformat.v4 import new_code_cell, new_notebook
 
 from graders.classgrade import gradebook
-from graders.integrations import classroom, nbgrader_judge
+from graders.integrations import nbgrader_judge
 from graders.judge.grade import ERROR, PASSED, Report, TaskResult
-from graders.results import scorecard
+from graders.results import classroom, scorecard
 from graders.tasks import BY_ID
 
 # Every code point, surrogates included (Hypothesis leaves out category Cs unless told), with the troublesome ones

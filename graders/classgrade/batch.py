@@ -47,6 +47,8 @@ class Settings:
     isolation: str = "auto"
 
     def fingerprint(self) -> str:
+        """A digest of the settings, the package's version and the graders' code: a submission whose record holds
+        another is graded again."""
         text = json.dumps({"key": self.key, "tasks": self.tasks, "isolation": self.isolation,
                            "version": __version__, "graders": graders_fingerprint()}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
@@ -70,6 +72,8 @@ def shard(submissions: list, index: int, count: int) -> list:
 
 @dataclass
 class Summary:
+    """What grade-all did: every record of the run (or shard), the task ids of its columns, the counts graded, skipped
+    as unchanged and failed, the seconds, and notes for the instructor."""
     records: list[Record]
     task_ids: tuple[str, ...]
     graded: int = 0

@@ -31,6 +31,9 @@ STUDENT_FILES = (RECORD, "results.json", "scorecard.md", "loss.png")
 
 @dataclass
 class Record:
+    """One student's line of the gradebook (grading.json in their folder): the status, total and points per task, the
+    seconds, the submission's content hash and the settings' fingerprint, which decide whether grade-all grades it
+    again."""
     student: str
     status: str
     total: float = 0.0
@@ -41,9 +44,12 @@ class Record:
 
     @property
     def graded(self) -> bool:
+        """Whether the submission was graded (whatever its score), not refused as malformed or failed by a judge."""
         return self.status.startswith(msg.BATCH_GRADED)
 
     def row(self, task_ids: tuple[str, ...]) -> list[str]:
+        """The record as a row of grades.csv: the student, the points of each task in ``task_ids`` (empty where none),
+        the total, the status and the seconds, each cell safe for a spreadsheet."""
         cells = [_number(self.scores[t]) if t in self.scores else "" for t in task_ids]
         return [_cell(self.student), *cells, _number(self.total), _cell(safe(self.status)), f"{self.seconds:.1f}"]
 
@@ -67,6 +73,8 @@ def _uncell(text: str) -> str:
 
 
 def save_record(folder: Path, record: Record) -> None:
+    """Write ``record`` as grading.json into the student's folder, whole or not at all; written last, so a record always
+    stands for finished files."""
     atomic_write(Path(folder) / RECORD, json.dumps(asdict(record), indent=2, sort_keys=True) + "\n")
 
 
@@ -80,10 +88,12 @@ def load_record(folder: Path) -> Record | None:
 
 
 def columns(task_ids: tuple[str, ...]) -> list[str]:
+    """The header of grades.csv: the student, one column per task, then total, status and seconds."""
     return ["student", *task_ids, *FIXED_COLUMNS]
 
 
 def render_csv(records: list[Record], task_ids: tuple[str, ...]) -> str:
+    """grades.csv's text: the header and one row per record, in the students' order, with RFC 4180's line ends."""
     out = io.StringIO()
     # RFC 4180's line ends: the writer quotes a field holding any of them, so a name with a carriage return (a
     # folder may be named so) stays one field of one row.
@@ -95,6 +105,7 @@ def render_csv(records: list[Record], task_ids: tuple[str, ...]) -> str:
 
 
 def write_csv(path: Path, records: list[Record], task_ids: tuple[str, ...]) -> None:
+    """Write grades.csv to ``path``, whole or not at all."""
     atomic_write(path, render_csv(records, task_ids))
 
 

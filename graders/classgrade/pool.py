@@ -56,6 +56,8 @@ class Judge:
         self.deadline = self.started + START_TIMEOUT
 
     def give(self, job: dict, timeout: float) -> None:
+        """Send the judge one job; its deadline runs from now if it is ready, else from when it says it is (its start is
+        not the submission's time)."""
         self.process.stdin.write((json.dumps(job) + "\n").encode())
         self.process.stdin.flush()
         self.job, self.timeout = job, timeout
@@ -82,9 +84,11 @@ class Judge:
         return found
 
     def seconds(self) -> float:
+        """How long the judge has been on its current job (or starting)."""
         return time.monotonic() - self.started
 
     def exit_reason(self) -> str:
+        """Why the judge exited, for the student's row: the signal or the status, and the last line of its log."""
         code = self.process.wait()
         how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
         try:

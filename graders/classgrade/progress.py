@@ -19,6 +19,8 @@ class Progress:
         self.start = clock()
 
     def done(self, record: Record) -> None:
+        """Count one finished submission and emit the progress line: done out of total, failures, the rate per minute,
+        the time left and the last student, whose name is cleaned of any escape sequence."""
         self.finished += 1
         self.failed += not record.graded
         if self.emit is None:

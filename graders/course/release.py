@@ -15,8 +15,8 @@ from pathlib import Path
 
 from graders import __version__, paths
 from graders import messages as msg
+from graders.course.templates import fill, torch_version
 from graders.files import atomic_write
-from graders.integrations.gradescope import TEMPLATES, fill, torch_version
 
 # exercises/'s files that are not generated from solutions/.
 PUBLIC_FILES = ("README.md", "HINTS.md", "hints.py", "conftest.py", "pytest.ini", "requirements.txt",
@@ -53,7 +53,7 @@ def bundle_files(package: str = DEFAULT_PACKAGE, exercises: Path | None = None) 
     for path in sorted((exercises / PUBLIC_TESTS).rglob("*")):
         if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
             files[f"exercises/{path.relative_to(exercises).as_posix()}"] = path.read_text()
-    files[WORKFLOW.as_posix()] = fill((TEMPLATES / "student" / "autograde.yml").read_text(), package=package,
+    files[WORKFLOW.as_posix()] = fill((paths.TEMPLATES / "student" / "autograde.yml").read_text(), package=package,
                                       torch_version=torch_version())
     files[".gitignore"] = GITIGNORE
     return files
@@ -78,7 +78,7 @@ def examples(out: Path, *, force: bool = False) -> list[str]:
             raise FileExistsError(msg.EXAMPLES_EXIST.format(path=out / name))
     version = torch_version()
     for name, template in EXAMPLES.items():
-        atomic_write(out / name, fill((TEMPLATES / template).read_text(), torch_version=version))
+        atomic_write(out / name, fill((paths.TEMPLATES / template).read_text(), torch_version=version))
         if name.endswith(".sbatch"):
             (out / name).chmod(0o755)
     return list(EXAMPLES)

@@ -19,7 +19,6 @@ if __name__ == "__main__":  # before any import the working folder could shadow:
     guard("graders.integrations.gradescope")
 
 import argparse
-import importlib.metadata
 import shutil
 import subprocess
 import sys
@@ -29,22 +28,11 @@ from pathlib import Path
 
 from graders import messages as msg
 from graders import paths
+from graders.course.templates import fill, torch_version
 from graders.files import atomic_write
 
 TEMPLATES = paths.TEMPLATES
 SOURCE_PARTS = ("pyproject.toml", "README.md", "graders", "exercises")  # never solutions/: the wheel holds none
-
-
-def torch_version() -> str:
-    """The installed torch's version without its local part ("2.13.0+cpu" -> "2.13.0"): what the templates pin."""
-    return importlib.metadata.version("torch").split("+", 1)[0]
-
-
-def fill(template: str, **values: str) -> str:
-    """``template`` with each ``@NAME@`` replaced by ``values[name]``."""
-    for name, value in values.items():
-        template = template.replace(f"@{name.upper()}@", value)
-    return template
 
 
 def build_wheel(repo: Path, into: Path) -> Path:
@@ -128,6 +116,8 @@ def run(submission: Path, results: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``python -m graders.integrations.gradescope run SUBMISSION RESULTS``, what the zip's run_autograder calls; the
+    exit status of ``run``."""
     parser = argparse.ArgumentParser(prog="python -m graders.integrations.gradescope")
     sub = parser.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="grade a submission into a results.json (what run_autograder calls)")

@@ -200,6 +200,9 @@ def refuse(connection_file: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The kernel's jail as nbgrader starts it: run the kernel command in bubblewrap (exec, so nbgrader's signals reach
+    it), or, where no kernel may run, serve the refusing kernel and say why on stderr; 2 for connection info that is not
+    a fresh ipc folder."""
     parser = argparse.ArgumentParser(prog="python -m graders.integrations.kernel_jail")
     parser.add_argument("--folder", required=True, type=Path)
     parser.add_argument("--connection-file", required=True)

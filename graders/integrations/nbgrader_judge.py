@@ -275,6 +275,8 @@ class JudgeGrades(NbGraderPreprocessor):
             _grading.warm()  # started as autograde read the config; else (the formgrader's) it starts here
 
     def preprocess(self, nb, resources):
+        """Grade the .py files beside the notebook with the judge before any of the student's code runs, keep the result
+        in ``resources``, and tag the graded cells so the kernel skips their visible checks."""
         folder = Path(resources.get("metadata", {}).get("path") or ".").resolve()
         self.log.info("autograd-lab: grading the .py files in %s with the judge", folder)
         resources[RESOURCE] = start_grading(folder, self.key, self.isolation)
@@ -293,6 +295,8 @@ class JudgeScores(NbGraderPreprocessor):
     """After ``Execute``: each graded cell's outputs become the judge's message and the task's points."""
 
     def preprocess(self, nb, resources):
+        """Give each graded cell the judge's message as its output and the task's points as its score, and take off the
+        tag JudgeGrades put on; without the judge's result every cell scores 0 and says why."""
         result = judged(resources)
         if result is None:  # JudgeGrades did not run: no score can be trusted
             result = {"error": msg.NOTEBOOK_NO_JUDGE}
@@ -351,6 +355,8 @@ class JailedKernelManager(AsyncKernelManager):
     cleanup_resources = _async_cleanup_resources
 
     def format_kernel_cmd(self, extra_arguments=None) -> list[str]:
+        """nbgrader's kernel command behind the jail: ``python -I -m graders.integrations.kernel_jail`` with the
+        notebook's folder and the connection file, then the command."""
         command = super().format_kernel_cmd(extra_arguments)
         folder = str(self._launch_args.get("cwd") or os.getcwd())
         return [sys.executable, "-I", "-m", "graders.integrations.kernel_jail", "--folder", folder,

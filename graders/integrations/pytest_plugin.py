@@ -42,6 +42,8 @@ GRADES = pytest.StashKey["Grades"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    """The plugin's options: the submission to grade (without it the plugin does nothing), the key and the isolation, as
+    ``autograd-lab grade`` takes them."""
     group = parser.getgroup("autograd-lab", "autograd-lab: grade one submission, one item per task")
     group.addoption("--autograd-lab-submission", metavar="PATH", default=None,
                     help="grade this submission (a folder laid out like exercises/, the folder above one, or a .zip); "
@@ -77,6 +79,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """With a submission to grade: no conftest.py, the tasks' markers declared, and the grades of this process
+    registered (an xdist worker takes the controller's submission and dist mode)."""
     submission = config.getoption("autograd_lab_submission")
     if submission is None:
         return
@@ -102,6 +106,8 @@ def pytest_configure_node(node) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
+    """The header line that names the submission, its examples (derandomized or the key's) and the isolation; nothing
+    without a submission."""
     if GRADES not in config.stash:
         return None
     key = config.getoption("autograd_lab_key")
@@ -114,6 +120,7 @@ class TaskTable(pytest.Collector):
     """The task table, one collector per graded module: collected from graders.tasks, never from a file."""
 
     def collect(self):
+        """One collector per graded module, in the task table's order."""
         return [ModuleTasks.from_parent(self, name=module) for module in GRADED_MODULES]
 
 
@@ -121,6 +128,7 @@ class ModuleTasks(pytest.Collector):
     """The tasks of one graded file (tensor, optim, data, train, torch_loop): graded together, on one worker."""
 
     def collect(self):
+        """One item per task of this module, named by its id and title."""
         return [TaskItem.from_parent(self, name=f"{task.id} {task.title}", task=task)
                 for task in TASKS if task.module == self.name]
 
@@ -135,6 +143,8 @@ class TaskItem(pytest.Item):
         self.add_marker(pytest.mark.xdist_group(task.module))
 
     def runtest(self) -> None:
+        """Pass, fail with the judge's message, or skip (6.2 without CUDA) as the grade says, with the task's score and
+        maximum as user properties for the total and JUnit."""
         from graders.judge.grade import PASSED, SKIPPED
 
         test = self.config.stash[GRADES].test_of(self)
@@ -149,6 +159,7 @@ class TaskItem(pytest.Item):
             pytest.fail(test["output"], pytrace=False)
 
     def reportinfo(self):
+        """Where pytest says the item is: the task table, and the task's id and title."""
         return self.path, None, f"Task {self.task.id} ({self.task.title})"
 
 
@@ -166,6 +177,8 @@ class Grades:
     totals: dict[str, tuple[float, float]] = field(default_factory=dict)  # the reported points, by task id
 
     def test_of(self, item: TaskItem) -> dict | str:
+        """The task's test of results.json, graded on first ask together with the other selected tasks of its module
+        where they run in this process; or the reason the submission cannot be graded at all."""
         if item.task.id not in self.tests and self.failure is None:
             batch = [item.task.id]
             if self.dist in ("no", *WHOLE_MODULES) or (self.dist == "loadgroup"
@@ -203,6 +216,7 @@ class Grades:
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter) -> None:
+        """The total line at the end of the run: the points earned of those possible over the tasks reported."""
         if self.totals:
             terminalreporter.write_line(msg.PYTEST_TOTAL.format(
                 score=sum(score for score, _ in self.totals.values()),

@@ -26,6 +26,8 @@ AUTODIFF = ("torch", "functorch", "torchgen", "torchvision", "torchaudio", "jax"
 
 
 def interpreter_paths() -> list[str]:
+    """The folders the interpreter lives in (the environment, the base installation, the executable's folder), each once
+    and none inside another: what a sandbox mounts read-only so that Python runs in it."""
     found = []
     for path in (sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))):
         if path and not any(path == p or path.startswith(p + os.sep) for p in found):

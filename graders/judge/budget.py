@@ -107,6 +107,8 @@ class Budget:
 
     @property
     def active(self) -> bool:
+        """Whether any cgroup was made: False where this machine allows none, and no budget then binds the process
+        tree."""
         return bool(self.procs)
 
     def procs_fds(self) -> list[int]:
@@ -131,6 +133,8 @@ class Budget:
         return join, close
 
     def peak_memory(self) -> int | None:
+        """The most memory the grade's workers held together, in bytes, where the cgroup records it; None elsewhere.
+        Reported with the worker's death, so a student sees a memory limit was hit."""
         try:
             return int(self.peak_file.read_text()) if self.peak_file else None
         except (OSError, ValueError):

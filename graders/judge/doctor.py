@@ -7,7 +7,6 @@ import shutil
 import subprocess
 import sys
 
-from graders.integrations import kernel_jail
 from graders.judge import bubblewrap, budget, forkserver, sandbox
 from graders.judge.grade import versions
 
@@ -20,7 +19,11 @@ def _bwrap_version() -> str:
         return ""
 
 
-def report() -> str:
+def report(kernel: str) -> str:
+    """Every line of ``autograd-lab doctor``: versions, the uid, bubblewrap, the isolation and budgets a worker gets
+    here, and what it can reach, so an instructor sees what a grade on this machine is protected by before grading a
+    class. ``kernel``: how nbgrader's notebook kernel runs here (``graders.integrations.kernel_jail.describe()``),
+    handed down by the command, since the integrations sit above the judge."""
     import torch
 
     isolation = sandbox.choose("auto")
@@ -35,7 +38,7 @@ def report() -> str:
         f"isolation:    {isolation.describe()}",
         f"workers:      {forkserver.describe(isolation)}",
         f"budgets:      {budget.describe()}",
-        f"nbgrader:     the notebook's kernel runs {kernel_jail.describe()}",
+        f"nbgrader:     the notebook's kernel runs {kernel}",
         f"CUDA:         {torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'none (task 6.2 is skipped)'}",
     ]
     lines.append(f"the worker:   {_worker_text(isolation)}")

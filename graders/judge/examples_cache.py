@@ -116,6 +116,8 @@ class Kept:
 
     @property
     def changed(self) -> bool:
+        """Whether expected values were added since the file was read (or there is no file yet): only then is it written
+        again."""
         return self.stored != len(self.expected)
 
 

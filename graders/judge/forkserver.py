@@ -88,14 +88,19 @@ class Forked:
         return cls(0)
 
     def poll(self) -> int | None:
+        """The worker's status if it has ended (-1: ended, its status unknown), else None, without waiting: what
+        ``Worker`` asks of a Popen."""
         return self.wait(0)
 
     def wait(self, timeout: float | None = None) -> int | None:
+        """Wait up to ``timeout`` seconds (None: for ever) for the worker to end, through its pidfd; -1 once it has,
+        else None."""
         if self.returncode is None and select.select([self._pidfd], [], [], timeout)[0]:
             self.returncode = -1
         return self.returncode
 
     def close(self) -> None:
+        """Close the pidfd (the worker is not the judge's child, so no wait reaps it)."""
         if self._pidfd is not None:
             os.close(self._pidfd)
             self._pidfd = None
@@ -161,6 +166,8 @@ class Server:
         return Forked(found[0]) if found else Forked.ended()
 
     def close(self) -> None:
+        """Stop the server (it leaves when its control socket closes; killed after 5 s) and remove its copy of the
+        worker's code."""
         self.control.close()  # the server reads EOF and leaves
         try:
             self.process.wait(timeout=5)
@@ -237,6 +244,7 @@ def give_up(why: str) -> None:
 
 @atexit.register
 def close_all() -> None:
+    """Stop every fork server when the judge exits, so that no server (root, holding imported torch) outlives it."""
     with _lock:
         for found in _servers.values():
             found.close()
@@ -287,10 +295,13 @@ class Launching:
             self.close()
 
     def stop(self) -> None:
+        """Kill bubblewrap and its placeholder if they still run: a sandbox that was not made must leave nothing
+        behind."""
         if self.process.poll() is None:
             kill_tree(self.process)
 
     def close(self) -> None:
+        """Close the descriptor the placeholder says it is ready on; once only."""
         if self._ready != -1:
             os.close(self._ready)
             self._ready = -1

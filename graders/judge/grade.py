@@ -32,6 +32,8 @@ PASSED, FAILED, NOT_ATTEMPTED, SKIPPED, ERROR = "passed", "failed", "not attempt
 
 @dataclass
 class TaskResult:
+    """One task's outcome: its status, score and message (the whole report a student reads), the seconds and examples it
+    took, and what it measured beyond pass or fail (``data``: the loss curve, the lesson's MSE)."""
     task: Task
     status: str
     score: float
@@ -42,11 +44,15 @@ class TaskResult:
 
     @property
     def max_score(self) -> float:
+        """The points this task can earn here: none when it was skipped (6.2 without CUDA), so a machine without a GPU
+        costs the student nothing."""
         return 0.0 if self.status == SKIPPED else float(self.task.points)
 
 
 @dataclass
 class Report:
+    """One graded submission: every task's result, the seconds, the isolation it was graded under, the key of its drawn
+    examples and the versions that graded it (all that the scorecard and results.json are made from)."""
     submission: str
     results: list[TaskResult]
     seconds: float
@@ -56,18 +62,24 @@ class Report:
 
     @property
     def score(self) -> float:
+        """The points earned over all tasks."""
         return sum(r.score for r in self.results)
 
     @property
     def max_score(self) -> float:
+        """The points that could be earned here (skipped tasks count none)."""
         return sum(r.max_score for r in self.results)
 
     @property
     def examples(self) -> int:
+        """How many drawn examples all the tasks' property checks ran, for the scorecard."""
         return sum(r.examples for r in self.results)
 
 
 def versions() -> dict:
+    """The versions of what graded the submission (autograd-lab, Python, numpy, torch, Hypothesis): on the scorecard and
+    in doctor, so two grades can be compared. torch's is read from its metadata when it is not imported yet, so asking
+    imports nothing."""
     torch = sys.modules.get("torch")
     return {"autograd-lab": __version__, "python": platform.python_version(), "numpy": np.__version__,
             "torch": torch.__version__ if torch is not None else metadata.version("torch"),

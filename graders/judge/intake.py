@@ -30,11 +30,14 @@ SEARCH_DEPTH = 3
 
 @dataclass(frozen=True)
 class Submission:
+    """One student's submission as found in the class folder: the student's name (the entry's, less a .zip suffix) and
+    the folder or .zip it is in."""
     student: str
     path: Path
 
     @property
     def is_zip(self) -> bool:
+        """Whether the submission is a .zip file to unpack (safely) rather than a folder."""
         return self.path.suffix.lower() == ".zip" and not self.path.is_dir()
 
 
@@ -177,6 +180,8 @@ def _copy_member(zf: zipfile.ZipFile, member: zipfile.ZipInfo, target: Path, bud
 
 
 def holds_package(folder: Path) -> bool:
+    """Whether ``folder`` holds at least one graded module's .py: the folder laid out like exercises/ that intake looks
+    for."""
     return any((folder / f"{module}.py").is_file() for module in GRADED_MODULES)
 
 

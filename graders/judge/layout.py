@@ -93,28 +93,36 @@ def student_files(submission: Path) -> dict[str, Path]:
 
 @dataclass
 class Layout:
+    """A submission laid out in its scratch folder: where everything is (see the module's docstring), the graded modules
+    it lacks and those whose .py is not a regular file, which their tasks report instead of grading."""
     root: Path
     missing: tuple[str, ...]
     not_regular: dict[str, str] = field(default_factory=dict)  # missing modules whose .py is a link, a FIFO, ...
 
     @property
     def runtime(self) -> Path:
+        """The folder that holds the worker's code (runtime/worker), the one import root every worker gets."""
         return self.root / "runtime"
 
     @property
     def packages(self) -> Path:
+        """The folder of the hybrid packages (pkgs/sub_*) and the oracle markers (pkgs/judge_*)."""
         return self.root / "pkgs"
 
     @property
     def roots(self) -> Path:
+        """The folder of each worker's import root (links to the packages it may import) where no sandbox hides the
+        rest."""
         return self.root / "roots"
 
     @property
     def work(self) -> Path:
+        """The folder of each worker process's working directory where no sandbox gives it a private one."""
         return self.root / "work"
 
     @property
     def log(self) -> Path:
+        """The folder of the workers' size-capped stdout and stderr."""
         return self.root / "log"
 
     def package_root(self, packages: tuple[str, ...]) -> Path:
@@ -127,10 +135,14 @@ class Layout:
         return root
 
     def cleanup(self) -> None:
+        """Remove the whole scratch folder: the student's copies, the workers' files and logs."""
         shutil.rmtree(self.root, ignore_errors=True)
 
 
 def lay_out(submission: Path, scratch_parent: Path | None = None) -> Layout:
+    """Copy ``submission``'s files into a fresh scratch folder (under ``scratch_parent``) as the workers' packages,
+    beside a copy of the worker's code; nothing is left behind when this fails. The judge grades only this copy: the
+    submission's own folder is read once, here."""
     files = student_files(submission)
     root = Path(tempfile.mkdtemp(prefix="agl-", dir=scratch_parent))
     try:

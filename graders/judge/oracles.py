@@ -412,6 +412,7 @@ class Helper:
         return reply["value"]
 
     def running(self) -> bool:
+        """Whether the helper process is still alive, so a dead one is started anew before the next oracle call."""
         return self.process.poll() is None
 
     def stop(self) -> int | None:

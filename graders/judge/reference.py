@@ -17,6 +17,8 @@ TORCH_SOURCE = "torch.autograd, float64"
 
 @functools.cache
 def cuda_available() -> bool:
+    """Whether torch can use a CUDA device here: the second witness of every expected gradient, and task 6.2. Cached,
+    and answered without importing torch on a machine with no GPU."""
     if not glob.glob("/dev/nvidia*"):  # no GPU: no need to import torch to ask
         return False
     import torch
@@ -107,6 +109,8 @@ def expected_vjp(fn, operands, kwargs, upstream, *, with_finite_differences: boo
 
 
 def source_text(with_finite_differences: bool = False) -> str:
+    """Where an expected gradient came from, for a failure message: torch's autograd in float64, on the CPU (and CUDA
+    where it agreed), and finite differences when they were asked."""
     parts = [TORCH_SOURCE, "CPU" + (" and CUDA agree" if cuda_available() else "")]
     if with_finite_differences:
         parts.append("finite differences agree")

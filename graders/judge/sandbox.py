@@ -41,6 +41,9 @@ JUDGE_PACKAGES = ("graders", "solutions", "exercises")
 
 @dataclass(frozen=True)
 class Isolation:
+    """How the workers of a grade are isolated here: bubblewrap or not, dropped to an unprivileged uid or not (the judge
+    is root), and whether that uid can still read every file. Chosen once per grade (``choose``), described on the
+    scorecard and by doctor."""
     bubblewrap: bool
     drop: bool = False  # the judge is root: each worker process runs as an unprivileged uid of its own
     reads_all: bool = False  # dropped without bubblewrap, interpreter unreachable: the uid keeps CAP_DAC_READ_SEARCH
@@ -67,12 +70,18 @@ class Isolation:
 
     # ----- paths as the worker sees them -----
     def runtime(self, layout: Layout) -> Path:
+        """The worker's code folder as the worker sees it: the sandbox's mount under bubblewrap, the scratch folder's
+        otherwise."""
         return bubblewrap.SANDBOX / "runtime" if self.bubblewrap else layout.runtime
 
     def packages(self, layout: Layout, packages: tuple[str, ...]) -> Path:
+        """The import root of a worker serving ``packages``, as it sees it: the sandbox's pkgs under bubblewrap, else a
+        folder of links to those packages alone."""
         return bubblewrap.SANDBOX / "pkgs" if self.bubblewrap else layout.package_root(packages)
 
     def work(self, layout: Layout, key: str) -> Path:
+        """The working folder of the worker process ``key``, as it sees it: the sandbox's private one under bubblewrap,
+        else its own folder in the scratch folder."""
         return bubblewrap.SANDBOX / "work" if self.bubblewrap else layout.work / key
 
 
@@ -278,6 +287,9 @@ class Hiding:
 
     @classmethod
     def of(cls, layout: Layout, isolation: Isolation, beside: tuple[Path, ...] = ()) -> Hiding:
+        """What the workers of ``layout`` must not see under ``isolation``: nothing to hide under bubblewrap (it lists
+        what it shows), and nothing can be hidden without root or mount namespaces; else the checkout's folders, the
+        judge's code, ``beside`` and the other grades."""
         if isolation.bubblewrap or not isolation.drop or not namespaces_work():
             return cls()
         needed = bubblewrap.interpreter_paths()
@@ -322,6 +334,7 @@ class Hiding:
 
     @property
     def any(self) -> bool:
+        """Whether anything is to be hidden, so a worker without it makes no mount namespace at all."""
         return bool(self.folders or self.parent or self.reach)
 
 

@@ -13,6 +13,8 @@ from hypothesis.extra import numpy as hnp
 
 
 def shapes(*, min_dims: int = 0, max_dims: int = 3, max_side: int = 4) -> st.SearchStrategy[tuple[int, ...]]:
+    """Array shapes of ``min_dims`` to ``max_dims`` axes, each of 1 to ``max_side``: small enough for a message to print
+    the arrays."""
     return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=1, max_side=max_side)
 
 

@@ -68,6 +68,8 @@ ORACLE_OF_VERB = {verb: "judge_epochs" for verb in ("fit_history", "fit_cut", "f
 
 @dataclass(frozen=True)
 class Limits:
+    """The limits each worker process gets (setrlimit): CPU seconds, address space, the size of every file it writes,
+    and processes. They bind one process each; budget.py bounds the whole tree where the machine allows."""
     cpu_seconds: int = 120
     address_space: int = 4 * 2**30  # a worker that imports torch peaks below 1 GiB
     file_size: int = 16 * 2**20  # every file it writes, its stdout and stderr included
@@ -240,6 +242,9 @@ class _Process:
 
 
 class Worker:
+    """The judge's handle on one grade's worker processes: starts each in its sandbox under its limits and budgets,
+    sends it requests and reads the answers, answers its oracle calls, times and kills it, and sweeps what it leaves.
+    One handle serves every task of a grade."""
     def __init__(self, layout: Layout, limits: Limits | None = None, isolation: sandbox.Isolation | None = None,
                  preload: tuple[str, ...] = (), beside: tuple[Path, ...] = ()):
         """``beside``: folders to hide from the workers without bubblewrap (the folder of the submissions graded:

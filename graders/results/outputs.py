@@ -14,8 +14,7 @@ from pathlib import Path
 
 from graders import messages as msg
 from graders.files import atomic_write
-from graders.integrations import classroom
-from graders.results import pictures, scorecard
+from graders.results import classroom, pictures, scorecard
 
 
 def markdown(result: dict, picture: str | None = None) -> str:
@@ -68,4 +67,6 @@ def write_views(report, result: dict, *, results: Path | None = None, markdown_p
 
 
 def stderr_line(line: str) -> None:
+    """Print a warning line to stderr: the ``warn`` the command hands write_views, so a missing matplotlib is said
+    without touching stdout's scorecard."""
     print(line, file=sys.stderr)

@@ -28,6 +28,7 @@ PASS_RATES_PNG = "class_pass_rates.png"
 
 
 def available() -> bool:
+    """Whether matplotlib is installed (the ``plots`` extra), checked without importing it."""
     return importlib.util.find_spec("matplotlib") is not None
 
 
@@ -43,6 +44,8 @@ class Painter:
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 
     def draw(self, data: dict | None) -> bytes | None:
+        """The PNG of the loss curve for ``data``, drawn by the painter process; None when it fails or takes longer than
+        PAINT_TIMEOUT (the caller then draws it itself), so a stuck painter never holds up the grade."""
         try:
             png, _ = self.process.communicate(json.dumps(data).encode(), timeout=PAINT_TIMEOUT)
         except (OSError, subprocess.TimeoutExpired, ValueError):
@@ -51,6 +54,7 @@ class Painter:
         return png if self.process.returncode == 0 and png.startswith(b"\x89PNG") else None
 
     def close(self) -> None:
+        """Stop the painter process if it still runs and close its pipes."""
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait()

@@ -79,6 +79,8 @@ class Refuse(importlib.abc.MetaPathFinder):
         self.names = names
 
     def find_spec(self, fullname, path=None, target=None):
+        """Refuse ``fullname`` when its top-level package is one of the named ones, with a ModuleNotFoundError that says
+        why; any other name is left to the next finder."""
         why = self.names.get(fullname.partition(".")[0])
         if why is not None:
             raise ModuleNotFoundError(f"No module named {fullname!r} here: {why}", name=fullname)

@@ -52,6 +52,8 @@ def _unpack(value, blobs: list[bytes]):
 
 
 def encode(message) -> bytes:
+    """One frame holding ``message``: its JSON header, with each array replaced by a reference, then the arrays' raw
+    bytes. Arrays never go through pickle, so reading a frame runs no code."""
     blobs: list[bytes] = []
     header = json.dumps(_pack(message, blobs)).encode()
     parts = [struct.pack(">I", len(header)), header, struct.pack(">I", len(blobs))]
@@ -135,6 +137,7 @@ def fd_reader(fd: int, *, wait=lambda: None, closed: str = "the other side close
 
 
 def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to ``fd``, however many writes a pipe takes, so a frame is never cut short."""
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]

@@ -25,11 +25,14 @@ _grad_enabled = [True]
 
 
 def is_grad_enabled() -> bool:
+    """Whether grad mode is on, as the contract's is_grad_enabled() says (no_grad() turns it off)."""
     return _grad_enabled[0]
 
 
 @contextlib.contextmanager
 def no_grad():
+    """The contract's no_grad(): nothing computed inside is recorded for backward; the mode before is restored on the
+    way out, by an exception too."""
     previous, _grad_enabled[0] = _grad_enabled[0], False
     try:
         yield
@@ -43,6 +46,7 @@ def op(data, parents=(), backward=None):
 
 
 def unbroadcast(grad, shape):
+    """Refused: the loop checks never need it, and a stand-in engine that had one would answer task 1.1."""
     raise NotImplementedError("the loop checks' stand-in engine has no unbroadcast")
 
 
@@ -96,22 +100,29 @@ class Tensor:
     # ----- plain array behaviour -----
     @property
     def shape(self) -> tuple[int, ...]:
+        """The shape of ``data``, as the contract's Tensor gives it."""
         return self.data.shape
 
     @property
     def ndim(self) -> int:
+        """The number of axes of ``data``."""
         return self.data.ndim
 
     def item(self) -> float:
+        """The value of a one-element tensor as a Python float, how train.py reads a loss."""
         return float(self.data.item())
 
     def numpy(self) -> np.ndarray:
+        """The float64 array the tensor holds (not a copy), as the contract's Tensor gives it."""
         return self.data
 
     def detach(self) -> Tensor:
+        """A new leaf holding the same data, recorded by nothing."""
         return Tensor(self.data)
 
     def to(self, device) -> Tensor:
+        """Itself, for device 'cpu'; any other device raises, as the numpy engine does (these stand-ins stand for
+        it)."""
         if str(device) != "cpu":
             raise ValueError(f"this engine runs on numpy only: got device={device!r}, expected 'cpu'")
         return self
@@ -155,39 +166,52 @@ class Tensor:
         return _apply(torch.matmul, self, other)
 
     def exp(self):
+        """exp, computed and recorded by torch."""
         return _apply(torch.exp, self)
 
     def log(self):
+        """The natural log, computed and recorded by torch."""
         return _apply(torch.log, self)
 
     def relu(self):
+        """relu, computed and recorded by torch."""
         return _apply(torch.relu, self)
 
     def tanh(self):
+        """tanh, computed and recorded by torch."""
         return _apply(torch.tanh, self)
 
     def sigmoid(self):
+        """The logistic sigmoid, computed and recorded by torch."""
         return _apply(torch.sigmoid, self)
 
     def sum(self, axis=None, keepdims: bool = False):
+        """The sum over ``axis`` (all axes when None), keeping them when ``keepdims``, by torch."""
         return _apply(lambda x: x.sum(dim=_axes(axis, x.ndim), keepdim=keepdims) if x.ndim else x, self)
 
     def mean(self, axis=None, keepdims: bool = False):
+        """The mean over ``axis`` (all axes when None), keeping them when ``keepdims``, by torch."""
         return _apply(lambda x: x.mean(dim=_axes(axis, x.ndim), keepdim=keepdims) if x.ndim else x, self)
 
     def square_mean(self):
+        """The mean of the squares, the contract's square_mean, by torch."""
         return _apply(lambda x: (x * x).mean(), self)
 
     def reshape(self, *shape):
+        """The data in a new shape (given as one tuple or as several numbers), by torch."""
         shape = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
         return _apply(lambda x: x.reshape(shape), self)
 
     @property
     def T(self):
+        """The tensor with its axes reversed, as numpy's .T, by torch."""
         return _apply(lambda x: x.permute(*reversed(range(x.ndim))), self)
 
     # ----- the engine -----
     def backward(self, grad=None) -> None:
+        """The contract's backward(): the gradient of this output against ``grad`` (ones for a one-element output),
+        added to the .grad of every leaf it was computed from, by torch.autograd; the same errors as the contract's for
+        a tensor that does not require grad or a grad of the wrong shape."""
         if not self.requires_grad:
             raise RuntimeError("backward() of a tensor that does not require grad")
         if grad is None:
@@ -250,6 +274,8 @@ class SGD(_TorchOptimizer):
         self._buffers = [None] * len(self.params)
 
     def step(self) -> None:
+        """One SGD step over the parameters that have a grad, by torch.optim's own update, keeping the momentum
+        buffers."""
         self._hand_over()
         have = [i for i, tensor in enumerate(self._tensors) if tensor.grad is not None]
         buffers = [self._buffers[i] for i in have]
@@ -261,6 +287,8 @@ class SGD(_TorchOptimizer):
             self._buffers[i] = buffer
 
     def state_dict(self) -> dict[str, np.ndarray]:
+        """The momentum buffers as float64 arrays, keyed momentum_buffer.<parameter index>: what a checkpoint saves with
+        np.savez."""
         return {f"momentum_buffer.{i}": np.array(b.numpy(), dtype=np.float64)
                 for i, b in enumerate(self._buffers) if b is not None}
 
@@ -282,10 +310,13 @@ class Adam(_TorchOptimizer):
                                            weight_decay=weight_decay)
 
     def step(self) -> None:
+        """One Adam step over the parameters, by torch.optim.Adam."""
         self._hand_over()
         self._optimizer.step()
 
     def state_dict(self) -> dict[str, np.ndarray]:
+        """Adam's state as float64 arrays, keyed <name>.<parameter index> (step, exp_avg, exp_avg_sq): what a checkpoint
+        saves with np.savez."""
         return {f"{name}.{i}": np.array(value.numpy(), dtype=np.float64)
                 for i, tensor in enumerate(self._tensors)
                 for name, value in self._optimizer.state.get(tensor, {}).items()}

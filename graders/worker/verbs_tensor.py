@@ -56,6 +56,7 @@ def _forward(package, op, operands, kwargs):
 
 
 def unbroadcast(package, grad, shape):
+    """Task 1.1's verb: the student's unbroadcast of the judge's ``grad`` to ``shape``, as a claim."""
     return claim(module(package, "tensor").unbroadcast(grad, tuple(shape)))
 
 

@@ -119,6 +119,7 @@ class SGD:
         self.state = {}
 
     def zero_grad(self, set_to_none=True):
+        """Clear the parameters' grads: set them to None (torch's default) or zero them in place."""
         for p in self.param_groups[0]["params"]:
             if set_to_none:
                 p.grad = None
@@ -126,6 +127,8 @@ class SGD:
                 p.grad.detach_().zero_()
 
     def step(self, closure=None):
+        """One step of torch.optim.SGD's update (momentum, no dampening): parameters without a grad are skipped;
+        ``closure``, when given, is called first and its loss returned."""
         import torch
 
         loss = None if closure is None else closure()

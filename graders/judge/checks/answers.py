@@ -34,6 +34,8 @@ class OpRule:
 
 @dataclass(frozen=True)
 class Graph:
+    """graph's answer (the engine's tasks): every leaf's .grad after the student's backward() on a graph of judge-made
+    ops, in the order of the graph's leaves, for the judge to compare with torch.autograd's on the same graph."""
     grads: list[Claim]
 
 
@@ -54,17 +56,23 @@ class Step:
 
     @property
     def did_raise(self) -> bool:
+        """Whether this backward step raised, so a check can tell a refusal from a wrong gradient without reading the
+        raw answer."""
         return self.raised is not None
 
 
 @dataclass(frozen=True)
 class Program:
+    """program's answer (task 2.2's drawn programs): each backward step's outcome, and for every tensor the program made
+    whether it was recorded ([requires_grad, count of parents]), which no_grad() blocks decide."""
     outcomes: list[Step]
     recorded: list[list[object]]
 
 
 @dataclass(frozen=True)
 class NoGradProbe:
+    """no_grad_probe's answer (task 2.3): the mode seen before, inside, nested in, after and after an exception out of a
+    no_grad() block (``seen``), and whether a product made inside and one made after were recorded."""
     seen: dict[str, object]
     inside_requires_grad: object
     inside_parents: int
@@ -75,6 +83,8 @@ class NoGradProbe:
 
 @dataclass(frozen=True)
 class StateError:
+    """Why an optimizer's state dict did not survive np.savez and np.load(allow_pickle=False), as a checkpoint must: the
+    error, the state dict's type, and its first entries that are not plain numbers or arrays (for the message)."""
     error: str
     type: str
     entries: list | None
@@ -82,6 +92,9 @@ class StateError:
 
 @dataclass(frozen=True)
 class OptimizerRun:
+    """optimizer_run's answer (tasks 3.1-3.3): the parameters after each step, the arrays they started with after each
+    step (an update must be in place), the grads zero_grad() left, and what the state dict's round trip through np.savez
+    gave (its keys, or why it failed)."""
     steps: list[list[Claim]]
     in_place: list[list[Claim]]  # the arrays the parameters started with, after each step
     grads: list[Claim] | None = None
@@ -97,12 +110,16 @@ class Epoch:
 
 @dataclass(frozen=True)
 class LoaderEpochs:
+    """loader_epochs' answer (tasks 4.1, 4.2): each loader's passes, batch by batch, and len() of the first loader when
+    it was asked for."""
     loaders: list[list[Epoch]]
     length: Claim | None = None
 
 
 @dataclass(frozen=True)
 class TrainEpoch:
+    """train_epoch_watched's answer (task 5.1): the loss train_epoch returned and the probe's parameters after it, which
+    the judge compares with torch's run of the same epoch."""
     loss: Claim
     params: list[Claim]
     steps: int  # the worker's count: a hint's only, where the parameters are wrong
@@ -110,6 +127,8 @@ class TrainEpoch:
 
 @dataclass(frozen=True)
 class Evaluate:
+    """evaluate_watched's answer (task 5.2): the loss evaluate returned, the probe's output after it (the modes it left
+    behind) and its parameters (evaluate must change none)."""
     loss: Claim
     after: Claim  # the probe's output on the judge's x after evaluate: it shows the modes left behind
     params: list[Claim]
@@ -117,6 +136,8 @@ class Evaluate:
 
 @dataclass(frozen=True)
 class Clip:
+    """clip's answer (task 5.3): the total norm clip_grad_norm returned, the grads after it, and whether each parameter
+    still holds the very array it had (the clipping must scale in place)."""
     total: Claim
     grads: list[Claim]
     same_array: list[bool]
@@ -124,12 +145,16 @@ class Clip:
 
 @dataclass(frozen=True)
 class Fit:
+    """fit_history's and fit_resumed's answer (tasks 5.4, 5.5): the history fit returned and the parameters it left,
+    both compared with torch's run of the same fit."""
     history: Claim
     params: list[Claim]
 
 
 @dataclass(frozen=True)
 class FitEndToEnd:
+    """fit_end_to_end's answer (task 5.4): the lesson's run on the student's package, its final parameters and each pass
+    of its loader (order and sizes of the batches); the loss it reports is not graded, only shown on the picture."""
     params: list[Claim]
     train_loss: list[float] | None = None
     passes: list[dict] | None = None  # each pass over the DataLoader: {"order": rows of X, "sizes": of each batch}
@@ -137,6 +162,8 @@ class FitEndToEnd:
 
 @dataclass(frozen=True)
 class ResumeFromPickle:
+    """resume_from_pickle's answer (task 5.5): that the worker survived loading a checkpoint of lethal pickles. A loader
+    that ran a pickle kills the process, so the answer's arrival is the evidence, not its content."""
     survived: bool
 
 
@@ -180,6 +207,9 @@ class Interrupted:
 
 @dataclass(frozen=True)
 class FitTorch:
+    """fit_torch_watched's answer (tasks 6.1, 6.2): the history and parameters of fit_torch, and what the watched model
+    and batches saw: each forward's phase and modes, the model's and the batches' moves, and the devices the parameters
+    ended on."""
     history: Claim
     params: list[Claim]
     forwards: list

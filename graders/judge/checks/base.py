@@ -46,10 +46,13 @@ class CheckFailed(Exception):
 
 @dataclass
 class Tolerance:
+    """How close a student's value must be to the expected one: rtol relative to each element, atol scaled by the
+    largest expected magnitude. Checks of formulas that differ only by rounding share one."""
     rtol: float = 1e-10
     atol: float = 1e-12
 
     def allowed(self, expected: np.ndarray) -> np.ndarray:
+        """The largest difference allowed at each element of ``expected``."""
         scale = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
         return self.atol * scale + self.rtol * np.abs(expected)
 
@@ -62,6 +65,9 @@ CLAIM_HOLDS = {"ndarray": "array", "numpy scalar": "array", "number": "value", "
 
 @dataclass
 class Context:
+    """Everything one task's check works with: the task, the worker's handle, the files the submission lacks, the key,
+    the deadline and the kept draws; and the ways to ask the worker, read its claims and compare, so that every check
+    fails in the same words."""
     task: Task
     worker: Worker
     missing: tuple[str, ...] = ()
@@ -156,9 +162,13 @@ class Context:
             raise self.incomplete(doing) from None
 
     def incomplete(self, doing: str) -> CheckFailed:
+        """The failure for an answer that lacks what ``doing`` should have produced: the submission's doing (student
+        code shares the worker), said as such, never a grader error."""
         return CheckFailed(msg.ANSWER_INCOMPLETE.format(**msg.header(self.task, doing=doing)))
 
     def past_deadline(self):
+        """Fail the task because the whole grade ran past its deadline, so the scorecard says why the remaining tasks
+        were not graded."""
         raise CheckFailed(msg.GRADE_DEADLINE.format(seconds=self.deadline_seconds, **msg.header(self.task)))
 
     def student_error(self, error: dict, doing: str, hint: str | None = None) -> Exception:
@@ -182,16 +192,22 @@ class Context:
         return msg.NOT_ATTEMPTED.format(task=self.task.id, what=what, file=f"{self.task.module}.py")
 
     def require_files(self, *modules: str) -> None:
+        """Fail the task when one of ``modules`` is missing or not a regular file, before any request, with a message
+        that names the file."""
         for name in modules:
             if name in self.missing:
                 raise CheckFailed(self.missing_text(name))
 
     def missing_text(self, name: str) -> str:
+        """The message for module ``name`` missing: absent, or present but not a regular file (a FIFO, a link: named, so
+        the student sees why)."""
         if name in self.not_regular:
             return msg.NOT_REGULAR_FILE.format(task=self.task.id, file=f"{name}.py", kind=self.not_regular[name])
         return msg.MISSING_FILE.format(task=self.task.id, file=f"{name}.py")
 
     def fail(self, what: str, got: str, expected: str, *, hint: str | None = None):
+        """Fail the task with the one-line shape every wrong value takes (what, got, expected) and a hint line when
+        there is one."""
         raise CheckFailed(msg.lines(msg.WRONG_KIND.format(what=what, got=got, expected=expected,
                                                           **msg.header(self.task)),
                                     msg.HINT.format(hint=hint) if hint else ""))
@@ -233,6 +249,7 @@ class Context:
         return float(value)
 
     def sequence(self, claim: dict, length: int, what: str) -> list[dict]:
+        """A claimed tuple or list of ``length`` items, their claims; anything else fails, naming ``what``."""
         self._well_formed(claim, what)
         if claim.get("kind") != "sequence":
             self.fail(what, f"a {claim.get('type')}", f"a tuple of {length}")
@@ -383,6 +400,8 @@ class Context:
         self.kept = examples_cache.load(self._outside_at) or examples_cache.Kept([])
 
     def end(self) -> None:
+        """Keep what this task computed outside any forall (``begin`` read it), so the next grade with the same key
+        reads it instead of computing it again."""
         if self.kept is not None:
             examples_cache.save(self._outside_at, self.kept)
             self.kept = None

@@ -115,14 +115,19 @@ class Folder:
             raise CheckFailed(msg.DIED.format(**msg.header(self.ctx.task, doing=msg.CKPT_READING))) from None
 
     def read(self, name: str) -> bytes | None:
+        """The bytes of the file ``name`` in the worker's folder, read by the judge itself (None when there is none),
+        never the worker's word for it."""
         with self._opened() as folder:
             return work_files.read(folder, name)
 
     def names(self) -> list[str]:
+        """The names in the worker's folder, listed by the judge itself."""
         with self._opened() as folder:
             return work_files.names(folder)
 
     def write(self, name: str, data: bytes) -> None:
+        """Write ``data`` to the file ``name`` in the worker's folder, owned as the worker's own files are, so the
+        resumed fit reads the judge's checkpoint."""
         with self._opened() as folder:
             work_files.write(folder, name, data, self.ctx.worker.owner(self.verb, self.args))
 
@@ -244,11 +249,14 @@ class Resumed:
     state: dict[str, np.ndarray]
 
     def clean(self) -> None:
+        """Remove the checkpoint and whatever starts with its name from the worker's folder, if it is still there."""
         with contextlib.suppress(CheckFailed, work_files.Unreachable):  # the worker ended: its folder is gone
             self.folder.remove_near(self.path)
 
 
 def check_resume(ctx: Context, path: str) -> Resumed:
+    """Task 5.5's core at one checkpoint path: fit cut after its first epochs, the file read and changed by the
+    judge, the resumed run against torch's; what the parts after it use (its files are removed if it fails)."""
     setup, epochs, first = CKPT_SETUP, CKPT_EPOCHS, CKPT_FIRST
     val = setup.data(n=4, offset=1)
     common = {**setup.args(), "val": val, "path": path}
@@ -410,6 +418,8 @@ CORE_POINTS = 2  # of 5.5's 4: the resume from the file; a save that dies (1) an
 
 
 def checkpoint(ctx: Context) -> None:
+    """Task 5.5's check: a checkpoint of lethal pickles, which a loader that allows pickles dies of (a death the
+    judge sees from outside); the resume at each of CKPT_PATHS (the core); then the parts, each worth a point."""
     # every array of this checkpoint is a pickle that kills the process loading it: the worker's death, seen
     # from outside, is the effect of loading it with pickles allowed
     ctx.ask("resume_from_pickle", "resuming fit from a checkpoint that holds a pickle", **CKPT_SETUP.args(),

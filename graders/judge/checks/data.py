@@ -24,6 +24,8 @@ SHOWN = 8  # example numbers named in a message
 
 @dataclass(frozen=True)
 class Setup:
+    """One DataLoader the judge asks for: n examples, the batch size and flags, and the widths of X and Y. Everything a
+    correct loader must yield follows from these fields alone, so the judge needs no loader of its own."""
     n: int
     batch_size: int
     drop_last: bool = False
@@ -33,44 +35,59 @@ class Setup:
 
     @property
     def X(self) -> np.ndarray:
+        """The inputs: row i starts with i (then i + 0.1, i + 0.2), so any row of a batch names the example it is."""
         return np.arange(self.n)[:, None] + np.arange(self.x_width) / 10
 
     @property
     def Y(self) -> np.ndarray:
+        """The targets: row i is 10 i + 0.01 (then 10 i + 0.02), so a batch shows whether its X and Y rows still belong
+        together."""
         return 10.0 * np.arange(self.n)[:, None] + np.arange(1, self.y_width + 1) / 100
 
     @property
     def sizes(self) -> list[int]:
+        """The batch sizes a correct loader yields: full batches, then the rest unless drop_last drops it."""
         full, rest = divmod(self.n, self.batch_size)
         return [self.batch_size] * full + ([rest] if rest and not self.drop_last else [])
 
     @property
     def text(self) -> str:
+        """The loader's arguments as a message names them (batch_size, shuffle, drop_last)."""
         return msg.LOADER_SETUP.format(batch_size=self.batch_size, shuffle=self.shuffle, drop_last=self.drop_last)
 
     @property
     def data_line(self) -> str:
+        """The message line that says which data and loader a failure was seen on, so a student can rebuild the case."""
         return msg.LOADER_DATA.format(setup=self.text, n=self.n)
 
     def args(self) -> dict:
+        """The keyword arguments of the worker's loader_epochs verb for this setup (its package, data, batch size and
+        drop_last)."""
         return dict(package="sub_data", X=self.X, Y=self.Y, batch_size=self.batch_size, drop_last=self.drop_last)
 
 
 def fail(ctx: Context, setup: Setup, text: str, hint: str | None = None, **fields):
+    """Fail the task with ``text`` filled from ``fields``, the loader's data line and a hint line, so every DataLoader
+    message has the same shape."""
     raise CheckFailed(msg.lines(text.format(**fields, **msg.header(ctx.task)), setup.data_line,
                                 hint and msg.HINT.format(hint=hint)))
 
 
 def numbers(values) -> str:
+    """Example numbers as a message shows them: the first SHOWN, then an ellipsis, so a long epoch stays one readable
+    line."""
     values = [int(v) for v in values]
     return ", ".join(map(str, values[:SHOWN])) + (", ..." if len(values) > SHOWN else "")
 
 
 def order_text(order) -> str:
+    """An epoch's order of examples as a message shows it, in brackets."""
     return f"[{numbers(order)}]"
 
 
 def count_hint(setup: Setup, got: int) -> str:
+    """The hint for a wrong count of batches: it names drop_last when one batch too many or too few is the last, partial
+    one, and slicing otherwise."""
     rest = setup.n % setup.batch_size
     if rest and setup.drop_last and got == len(setup.sizes) + 1:
         return msg.HINT_LOADER_DROP_LAST
@@ -149,6 +166,8 @@ def epochs(ctx: Context, setup: Setup, count: int, *, seeds=(None,), global_seed
 
 # ----- 4.1 batching, in the data's order -----
 def check_in_order(ctx: Context, setup: Setup, count: int = EPOCHS_IN_ORDER) -> None:
+    """Task 4.1 on one setup: ``count`` epochs, each in the data's order with the right batches (read_epoch), and len()
+    equal to the number of batches."""
     (passes,), length = epochs(ctx, setup, count, length=True)
     for order in passes:
         if not np.array_equal(order, np.arange(len(order))):
@@ -161,12 +180,16 @@ def check_in_order(ctx: Context, setup: Setup, count: int = EPOCHS_IN_ORDER) -> 
 
 @st.composite
 def in_order_setups(draw):
+    """Drawn setups for task 4.1: up to 50 examples, batch sizes from a twelfth of n to past n, drop_last either way, X
+    and Y of a few widths; small enough that the batches stay quick to send."""
     n = draw(st.integers(1, 50))  # a dozen batches at most: each is two arrays to send and read
     return Setup(n, draw(st.integers(max(1, n // 12), n + 5)), draw(st.booleans()), x_width=draw(st.integers(1, 3)),
                  y_width=draw(st.integers(1, 2)))
 
 
 def batching(ctx: Context) -> None:
+    """Task 4.1's check: three fixed setups (a partial last batch kept, dropped, and wider rows), then drawn ones, every
+    batch read in order."""
     for setup in (Setup(10, 4), Setup(10, 4, drop_last=True), Setup(12, 4, drop_last=True, x_width=3, y_width=2)):
         check_in_order(ctx, setup)
     ctx.forall(in_order_setups(), lambda setup: check_in_order(ctx, setup, count=1), examples=EXAMPLES_IN_ORDER)
@@ -196,12 +219,15 @@ def check_shuffled(ctx: Context, setup: Setup, seed: int, count: int = EPOCHS_SH
 
 @st.composite
 def shuffled_setups(draw):
+    """Drawn setups for task 4.2 and a seed: at least 20 examples in full batches (so two fair shuffles practically
+    never agree and a mistake in the last batch stays 4.1's)."""
     batch_size = draw(st.integers(3, 16))  # n >= 20: two fair draws of 20! orders agree less than once in 10**18
     n = batch_size * draw(st.integers(-(-20 // batch_size), 64 // batch_size))
     return Setup(n, batch_size, shuffle=True, x_width=draw(st.integers(1, 2))), draw(st.integers(0, 2**16))
 
 
 def shuffling(ctx: Context) -> None:
+    """Task 4.2's check: two fixed shuffled setups, then drawn ones, each by check_shuffled."""
     check_shuffled(ctx, Setup(24, 6, shuffle=True), seed=0)
     check_shuffled(ctx, Setup(30, 5, shuffle=True, x_width=2, y_width=2), seed=1)
     ctx.forall(shuffled_setups(), lambda drawn: check_shuffled(ctx, *drawn, count=EPOCHS_DRAWN),

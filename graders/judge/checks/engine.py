@@ -130,6 +130,8 @@ FIXED = [
 
 
 def topological_order(ctx: Context) -> None:
+    """Task 2.1's check: backward() on a fixed graph, drawn graphs, and a ladder of 40 diamonds (2**40 paths: an engine
+    that walks paths instead of nodes runs out of time)."""
     check_graph(ctx, FIXED, np.array([[1.0, 1.0]]))
     ctx.forall(graphs(drawn_seed=False), lambda drawn: check_graph(ctx, *drawn), examples=80)
     check_graph(ctx, diamonds(40), np.array([1.0, 1.0]), timeout=5.0,
@@ -137,6 +139,8 @@ def topological_order(ctx: Context) -> None:
 
 
 def seeding_accumulation_errors(ctx: Context) -> None:
+    """Task 2.2's check: backward()'s errors and seeding, grads accumulated over drawn graphs built several times, the
+    forms a given grad comes in, each leaf's .grad an array of its own, and drawn programs of backward steps."""
     x = np.array([0.5, -1.0, 2.0])
     scenarios = ctx.ask("engine_errors", "probing backward()'s seeding and errors", package="sub_tensor", x=x,
                         given=GIVEN, later=LATER, dtypes=list(GIVEN_DTYPES))
@@ -236,6 +240,8 @@ def check_scenarios(ctx: Context, scenarios: dict, expectations, *, strict: bool
 
 
 def no_grad(ctx: Context) -> None:
+    """Task 2.3's check: is_grad_enabled() around plain, nested and interrupted no_grad() blocks, nothing recorded
+    inside, and drawn programs that mix blocks with backward steps."""
     def one(ab):
         a, b = ab
         seen = ctx.ask("no_grad_probe", "using no_grad()", package="sub_tensor", a=a, b=b)
@@ -270,6 +276,8 @@ CHAIN_LENGTH = 10_000
 
 
 def deep_graphs(ctx: Context) -> None:
+    """Task 2.4's check: backward() on a chain of CHAIN_LENGTH operations, where a recursive engine hits Python's
+    recursion limit (the message then says so)."""
     coefs = np.where(np.arange(CHAIN_LENGTH) % 2 == 0, 1.0001, 0.9999)
     nodes = [{"leaf": np.array([1.0, -2.0, 0.5]), "requires_grad": True}, {"chain": coefs, "input": 0}]
     try:

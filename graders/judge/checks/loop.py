@@ -62,9 +62,13 @@ class Setup:
 
     @property
     def batches(self) -> int:
+        """How many batches one epoch over the data has (the last may be partial): what a message and a count of steps
+        are measured against."""
         return math.ceil(self.n / self.batch_size)
 
     def data(self, n: int | None = None, offset: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """A regression data set both sides rebuild from the seed alone (``offset`` draws another, for validation):
+        inputs rounded to two decimals, so a message can print them exactly."""
         rng = np.random.default_rng(self.seed + 1000 + offset)
         X = np.round(rng.uniform(-2.0, 2.0, (n or self.n, self.sizes[0])), 2)
         Y = np.sin(X @ np.linspace(1.0, -0.5, self.sizes[0]))[:, None] + 0.5
@@ -97,11 +101,15 @@ class Setup:
                 for i in range(0, len(X), self.batch_size)]
 
     def args(self) -> dict:
+        """The keyword arguments every loop verb takes for this setup: the package, the model's sizes and weights, the
+        data, the batch size, the optimizer's settings and the loss."""
         X, Y = self.data()
         return {"package": PACKAGE, "sizes": list(self.sizes), "state": self.state(), "X": X,
                 "Y": Y, "batch_size": self.batch_size, "lr": self.lr, "momentum": self.momentum, "loss": self.loss}
 
     def lines(self, order: str = "in order") -> list[str]:
+        """The message lines that describe this run (the model, the data, its batches in ``order``, the optimizer and
+        the loss), so a student can rebuild the case."""
         model = "Sequential(" + ", ReLU(), ".join(
             f"Linear({a}, {b})" for a, b in zip(self.sizes[:-1], self.sizes[1:])) + ")"
         options = "".join(f", {k}={v!r}" for k, v in self.options.items())
@@ -160,6 +168,8 @@ def known_mistake(yours: list[np.ndarray], mistakes) -> str | None:
 
 
 def read_params(ctx: Context, claims: list, names: list[str], shapes: list[tuple], when: str) -> list[np.ndarray]:
+    """The model's parameters as arrays of the expected ``shapes``; a list of another length fails the task, naming the
+    moment (``when``) it was read."""
     if len(claims) != len(names):
         ctx.fail(f"the model's parameter list {when}", f"{len(claims)} parameters", f"{len(names)}")
     return [ctx.array(c, shape, f"{name} {when}") for c, name, shape in zip(claims, names, shapes)]
@@ -251,6 +261,8 @@ def check_epoch(ctx: Context, setup: Setup, *, full: bool = True) -> None:
 
 
 def train_epoch(ctx: Context) -> None:
+    """Task 5.1's check: one fixed setup, drawn ones, and one with the weighted loss (MSE cannot tell
+    loss_fn(prediction, target) from the reverse); whether the losses were kept alive is said not graded."""
     check_epoch(ctx, Setup())
     ctx.forall(setups(), lambda setup: check_epoch(ctx, setup), examples=10)
     check_epoch(ctx, Setup(loss="weighted"))  # MSE cannot tell loss_fn(prediction, target) from the reverse
@@ -261,6 +273,8 @@ def train_epoch(ctx: Context) -> None:
 
 
 def evaluate(ctx: Context) -> None:
+    """Task 5.2's check: evaluate from training mode and from eval mode, on MSE and on the weighted loss, then a loader
+    that raises partway (the modes must come back all the same)."""
     for setup, starts in ((Setup(n=11, batch_size=4), (True, False)),
                           # MSE cannot tell loss_fn(prediction, target) from the reverse
                           (Setup(n=12, batch_size=4, loss="weighted"), (False,))):
@@ -358,6 +372,8 @@ def check_evaluate(ctx: Context, setup: Setup, starts: tuple[bool, ...]) -> None
 
 
 def torch_clip(grads: list, max_norm: float) -> tuple[float, list]:
+    """torch's clip_grad_norm_ on parameters holding ``grads`` (None: no grad): the total norm and the grads after it,
+    the expected values of task 5.3's clipping."""
     import torch
 
     params = []
@@ -380,6 +396,8 @@ def clip_mistake(grads, yours, max_norm, total) -> str | None:
 
 
 def check_clip(ctx: Context, grads: list, max_norm: float) -> None:
+    """Task 5.3's clipping on one case: the norm clip_grad_norm returned, each grad after it, and that each was scaled
+    in place (the parameter keeps its array), against torch's clip_grad_norm_."""
     answer = ctx.ask("clip", f"calling clip_grad_norm(params, max_norm={max_norm!r})", package=PACKAGE,
                      grads=grads, max_norm=max_norm)
     total, expected = ctx.expected("torch's clip_grad_norm_", torch_clip, grads, max_norm)
@@ -411,12 +429,16 @@ CLIP_GRADS_0D = [np.array(3.0), np.array([0.5, -1.0])]
 
 
 def grad_lists():
+    """Drawn lists of up to four gradients (None among them, at least one not None), each a few rounded numbers, for the
+    clipping's property examples."""
     grad = st.lists(st.floats(-4.0, 4.0), min_size=1, max_size=6).map(lambda v: np.round(np.array(v), 3))
     return st.lists(st.one_of(st.none(), grad), min_size=1, max_size=4).filter(
         lambda gs: any(g is not None for g in gs))
 
 
 def accumulation_and_clipping(ctx: Context) -> None:
+    """Task 5.3's check: clipping on fixed and drawn grads, then train_epoch with gradient accumulation (a last, shorter
+    group included) and with accumulation and clipping together."""
     check_clip(ctx, CLIP_GRADS, 1.0)  # norm about 5.1: clipped
     check_clip(ctx, CLIP_GRADS, 10.0)  # left alone
     check_clip(ctx, CLIP_GRADS_0D, 0.1)
@@ -450,6 +472,8 @@ def fit_values(setup: Setup, epochs: int, **options) -> tuple[dict[str, list[flo
 
 
 def check_fit(ctx: Context, setup: Setup, epochs: int, *, with_val: bool, shuffle_seed: int = 7) -> None:
+    """Task 5.4's fit on one setup: the history and the final parameters of ``epochs`` epochs (with a val_loader when
+    ``with_val``), over batches shuffled by a seed, against torch's run of the same fit."""
     val = setup.data(n=6, offset=1) if with_val else None
     answer = ctx.ask("fit_history", f"running fit for {epochs} epochs{' with a val_loader' if with_val else ''}",
                      **setup.args(), epochs=epochs, orders=shuffled_orders(shuffle_seed, setup.n, epochs), val=val)
@@ -529,6 +553,8 @@ def lesson_mse(params: list[np.ndarray], X: np.ndarray, Y: np.ndarray) -> float:
 
 
 def fit(ctx: Context) -> None:
+    """Task 5.4's check: fit against torch on small setups, then the lesson's run on the student's whole stack, held to
+    the bar on the training MSE the judge computes and replayed by the judge to hold the weights to it."""
     setup = Setup(n=12, batch_size=4)
     check_fit(ctx, setup, 3, with_val=True)
     check_fit(ctx, setup, 2, with_val=False)

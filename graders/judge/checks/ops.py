@@ -29,6 +29,9 @@ NAMES = "xy"  # the operands, by position, as the stubs name them (x @ w for mat
 
 @dataclass(frozen=True)
 class OpCase:
+    """One op of tasks 1.2-1.8 as the ladder grades it: its task, the op's name and text, torch's version (the expected
+    values), the strategy that draws its operands, the friendly fixed point, and the hint a wrong rule gets. One line
+    per op in CASES, so adding an op is adding a line."""
     task: str
     op: str
     text: str
@@ -275,16 +278,21 @@ def charge_cost(ctx: Context, too_slow: CheckFailed | None) -> None:
 
 
 def output_shape(ctx: Context, case: OpCase, operands, kwargs) -> tuple[int, ...]:
+    """The shape of the op's output at ``operands``, from torch (kept with the draws), so the judge can draw an upstream
+    gradient of that shape without asking the worker."""
     return ctx.expected(f"shape of {case.task} {case.text}",
                         lambda operands, kwargs: np.shape(reference.vjp(case.torch, operands, kwargs)[0]),
                         operands, kwargs)
 
 
 def cases_of(task_id: str) -> list[OpCase]:
+    """The op cases of task ``task_id``, in CASES' order."""
     return [case for case in CASES if case.task == task_id]
 
 
 def unbroadcast(ctx: Context) -> None:
+    """Task 1.1's check: unbroadcast at two friendly points, its cost on a large input, then drawn shapes, each against
+    the gradient summed over the broadcast axes."""
     def one(drawn):
         (grad_shape, target), g_seed = drawn
         grad = _upstream(grad_shape, g_seed)
@@ -487,30 +495,38 @@ def _tuples(kwargs: dict) -> dict:
 
 
 def add_sub_neg(ctx: Context) -> None:
+    """Task 1.2's check: the backward rules of +, - and unary -."""
     check_ops(ctx, cases_of("1.2"))
 
 
 def mul_div(ctx: Context) -> None:
+    """Task 1.3's check: the backward rules of * and /."""
     check_ops(ctx, cases_of("1.3"))
 
 
 def matmul(ctx: Context) -> None:
+    """Task 1.4's check: the backward rule of @, on more drawn examples than the others (its shapes vary most)."""
     check_ops(ctx, cases_of("1.4"), examples=80)
 
 
 def pow_exp_log(ctx: Context) -> None:
+    """Task 1.5's check: the backward rules of **, exp and log."""
     check_ops(ctx, cases_of("1.5"))
 
 
 def relu_tanh_sigmoid(ctx: Context) -> None:
+    """Task 1.6's check: relu at exactly 0 first (the contract fixes its gradient there), then the backward rules of
+    relu, tanh and sigmoid."""
     operands, kwargs = RELU_AT_ZERO.fixed
     check_case(ctx, RELU_AT_ZERO, operands, kwargs, np.array([[1.0, 1.0, 1.0]]))
     check_ops(ctx, cases_of("1.6"))
 
 
 def reductions(ctx: Context) -> None:
+    """Task 1.7's check: the backward rules of sum, mean and square_mean."""
     check_ops(ctx, cases_of("1.7"))
 
 
 def reshape_transpose(ctx: Context) -> None:
+    """Task 1.8's check: the backward rules of reshape and .T."""
     check_ops(ctx, cases_of("1.8"))

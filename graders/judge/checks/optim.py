@@ -39,13 +39,17 @@ class Run:
 
     @property
     def call(self) -> str:
+        """The constructor call as a student would write it (``SGD(params, lr=0.1)``), for messages."""
         return f"{self.kind}(params{''.join(f', {k}={v!r}' for k, v in self.hyper.items())})"
 
     @property
     def skips(self) -> bool:
+        """Whether some step leaves a parameter without a gradient (None), which the update must skip."""
         return any(g is None for step in self.grads for g in step)
 
     def doing(self) -> str:
+        """What the worker is asked to do, in a message's words: the call, the number of steps, and whether it skips
+        None gradients, resumes from a saved state or calls zero_grad()."""
         extra = (msg.OPTIM_DOING_SKIPS if self.skips else "") + \
             (msg.OPTIM_DOING_RESUME.format(step=self.save_after) if self.save_after else "") + \
             (msg.OPTIM_DOING_ZERO if self.zero_grad else "")
@@ -66,6 +70,8 @@ class Run:
 
 # ----- expected values: torch.optim, fed the same gradients -----
 def torch_steps(run: Run) -> list[list[np.ndarray]]:
+    """torch.optim's run of ``run`` (foreach off, one parameter at a time): every parameter after every step, the
+    expected values of tasks 3.1-3.3."""
     import torch  # here, not at the top: a warm grade reads these values from the kept draws
 
     params = [torch.tensor(x, requires_grad=True) for x in run.start]
@@ -114,6 +120,8 @@ UPDATES = {"SGD": _sgd, "Adam": _adam}
 
 
 def model_steps(run: Run, mistake: str | None = None) -> list[list[np.ndarray]]:
+    """The numpy model's run of ``run`` with one classic ``mistake`` (None: none), every parameter after every step.
+    Used only to name a mistake a wrong trajectory matches, never as the expected value."""
     params, states, values = [x.copy() for x in run.start], [{} for _ in run.start], []
     for k, grads in enumerate(run.grads):
         if mistake == "fresh" and k == run.save_after:
@@ -208,6 +216,7 @@ START = [np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]), np.array([0.5, 2.0, -
 
 
 def rounded(rng: np.random.Generator, shape) -> np.ndarray:
+    """Values in [-2, 2] rounded to two decimals, so a message can print a run's numbers exactly."""
     return np.asarray(np.round(rng.uniform(-2.0, 2.0, shape), 2))
 
 
@@ -239,6 +248,7 @@ def runs(draw, kind: str, hypers, *, max_steps: int, resume: bool = False, zero_
 
 
 def choices(*values):
+    """A strategy for one of ``values``: shorthand for the tables of hyperparameters below."""
     return st.sampled_from(values)
 
 
@@ -251,6 +261,8 @@ ADAM = st.fixed_dictionaries({}, optional={
 
 
 def sgd_step(ctx: Context) -> None:
+    """Task 3.1's check: plain SGD on fixed runs (one step, skipped None gradients, zero_grad()), then drawn runs,
+    against torch.optim.SGD."""
     check_run(ctx, Run("SGD", {"lr": 0.1}, START, gradients(1)), msg.HINT_SGD)
     check_run(ctx, Run("SGD", {"lr": 0.1}, START, gradients(3, none={(1, 1), (2, 0)})), msg.HINT_SGD)
     check_run(ctx, Run("SGD", {"lr": 0.5}, START, gradients(1), zero_grad=True), msg.HINT_SGD)
@@ -275,6 +287,8 @@ def ignores_momentum_and_decay(ctx: Context) -> bool:
 
 
 def sgd_momentum_decay_state(ctx: Context) -> None:
+    """Task 3.2's check: SGD with momentum, weight decay, both, and a state dict saved and loaded partway, on fixed then
+    drawn runs. An optimizer that ignores momentum and weight decay is not attempted."""
     if ignores_momentum_and_decay(ctx):
         raise NotAttempted(msg.NOT_ATTEMPTED_IGNORED.format(task=ctx.task.id, what="momentum and weight decay",
                                                              ignored="momentum and weight_decay", file="optim.py"))
@@ -292,6 +306,8 @@ def sgd_momentum_decay_state(ctx: Context) -> None:
 
 
 def adam(ctx: Context) -> None:
+    """Task 3.3's check: Adam with default and chosen hyperparameters, weight decay, skipped None gradients and a
+    resumed state, on fixed then drawn runs, against torch.optim.Adam."""
     for hyper, steps, none, save_after in (
             ({}, 3, (), None),
             ({"lr": 0.1, "betas": (0.5, 0.9), "eps": 1e-3}, 3, (), None),

@@ -29,6 +29,8 @@ TRAINING_SHIFT, GRAD_SHIFT = 0.125, 0.25
 
 @dataclass(frozen=True)
 class TorchSetup:
+    """Task 6's run, which both sides build: a one-hidden-layer MLP on the lesson's sine data, its batches, SGD with
+    momentum and the number of epochs. Three validation batches, so a mean taken the wrong way shows."""
     hidden: int = 16
     n: int = 48
     n_val: int = 48  # three validation batches: one would hide how their losses are averaged
@@ -39,6 +41,8 @@ class TorchSetup:
     seed: int = 0
 
     def data(self):
+        """The training inputs and targets, and the validation pair after them, drawn from the lesson's sine data with
+        this setup's seed."""
         X, Y = make_sine_data(n=self.n + self.n_val, seed=self.seed)
         return X[:self.n], Y[:self.n], (X[self.n:], Y[self.n:])
 
@@ -50,9 +54,11 @@ class TorchSetup:
                 "2.weight": rng.uniform(-bound, bound, (1, self.hidden)), "2.bias": rng.uniform(-bound, bound, 1)}
 
     def batches(self, X, Y) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(X, Y) cut into batches of batch_size in order, as the worker's loaders yield them."""
         return [(X[i:i + self.batch_size], Y[i:i + self.batch_size]) for i in range(0, len(X), self.batch_size)]
 
     def lines(self, device: str) -> list[str]:
+        """The message line that describes this run on ``device``, so a student can rebuild it."""
         return [msg.TORCH_SETUP.format(batches=-(-self.n // self.batch_size), device=device, loss=msg.LOSS_WEIGHTED,
                                        **vars(self))]
 
@@ -96,6 +102,8 @@ def check_torch_modes(ctx: Context, forwards: list) -> None:
 
 
 def check_fit_torch(ctx: Context, device: str, setup: TorchSetup = TorchSetup()) -> None:
+    """Tasks 6.1 and 6.2 on ``device``: fit_torch's history and final parameters against torch's run of the same fit,
+    after the forwards' modes (and, on CUDA, the moves) the worker noted, which can only cost the task."""
     X, Y, val = setup.data()
     answer = ctx.ask("fit_torch_watched", f"running fit_torch for {setup.epochs} epochs on device={device!r}",
                      timeout=TIMEOUT[device], package=PACKAGE, task=ctx.task.id, state=setup.state(), X=X, Y=Y,
@@ -141,10 +149,13 @@ def check_moves(ctx: Context, answer, device: str) -> None:
 
 
 def fit_torch_cpu(ctx: Context) -> None:
+    """Task 6.1's check: fit_torch on the CPU."""
     check_fit_torch(ctx, "cpu")
 
 
 def fit_torch_cuda(ctx: Context) -> None:
+    """Task 6.2's check: fit_torch on CUDA, skipped (not failed) on a machine without a GPU, so the task costs a student
+    nothing there."""
     if not reference.cuda_available():
         raise Skip(msg.SKIPPED_NO_CUDA.format(**msg.header(ctx.task)))
     check_fit_torch(ctx, "cuda")

@@ -23,6 +23,7 @@ def weighted_loss(pred, target):
 
 
 def mse(pred, target):
+    """The mean squared error on torch tensors, the loss the loop checks use unless they ask for the weighted one."""
     diff = pred - target
     return (diff * diff).mean()
 
@@ -53,6 +54,8 @@ class Run:
                 p.grad = torch.full_like(p, grads)
 
     def forward(self, x: torch.Tensor, offset: float | None = None) -> torch.Tensor:
+        """The network's output on ``x``, plus the offset the probe model adds in the modes it models (``offset``, or
+        this run's)."""
         for i in range(0, len(self.params), 2):
             if i:
                 x = x.relu()
@@ -111,6 +114,8 @@ class Run:
         self.buffers = [None] * len(self.params)
 
     def evaluate(self, batches, loss: str = "mse", *, swapped: bool = False) -> float:
+        """The mean loss over ``batches`` under no_grad, with evaluate's offset: what the contract's evaluate returns
+        (``swapped``: loss_fn(target, prediction), a known mistake)."""
         with torch.no_grad():
             values = [self._loss(loss, self.forward(self._tensor(x), self.eval_offset), self._tensor(y),
                                  swapped).item()
@@ -127,6 +132,7 @@ class Run:
         return history
 
     def weights(self) -> list[np.ndarray]:
+        """The parameters as float64 arrays on the CPU, to compare with what the worker sends back."""
         return [p.detach().cpu().numpy().copy() for p in self.params]
 
     def state(self) -> dict[str, np.ndarray]:
@@ -135,5 +141,6 @@ class Run:
                 for i, b in enumerate(self.buffers) if b is not None}
 
     def load_state(self, state: dict) -> None:
+        """Set the momentum buffers from a state keyed as ``state()`` gives it, as a checkpoint resumes them."""
         for key, value in state.items():
             self.buffers[int(key.rpartition(".")[2])] = self._tensor(value).clone()
