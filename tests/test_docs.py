@@ -3,7 +3,9 @@ one the package really has."""
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
+import itertools
 import os
 import re
 import shlex
@@ -14,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from graders import cli
+from graders import cli, messages
+from graders.tasks import BY_ID, TASKS, TOTAL_POINTS
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
@@ -327,3 +330,168 @@ def test_the_outside_citation_finder_finds_what_it_must():
     assert not outside_citations(DOCS / "index.md", "[Design](" + "design" + ".md)")
     assert not outside_citations(REPO / "mkdocs.yml", "  - Design: " + "design" + ".md")
     assert not outside_citations(code, "shared/ folders, a shared_key and docs/contract" + ".md")
+
+
+# ----- the samples the docs show are the code's own output -----
+
+SNAPSHOTS = REPO / "tests" / "snapshots"
+HEADS = {f"Task {task.id} ({task.title}): ": task for task in TASKS}
+ELIDED = "..."
+STATUSES = "passed|failed|skipped|not attempted|grader error"
+ROW = re.compile(rf"^(\d+\.\d+)  +(\S.*?)  +(\d+)/(\d+)  +({STATUSES})(?:  +(.*))?$")
+TOTAL_LINE = re.compile(r"^total (\d+)/(\d+) \(([\d,]+) Hypothesis examples, [\d.]+ s\)$")
+# Where the grading machine has CUDA, an expected value's source says "CPU and CUDA agree" (tests/test_corpus_wrong).
+MACHINE_DEPENDENT = (" and CUDA agree",)
+# Task 1.4's hint for a gradient of the reversed shape, the one the docs once misquoted.
+MATMUL_SWAPPED = "matmul_grads_swapped__1.4.txt"
+
+
+def fenced_blocks(text: str) -> list[list[str]]:
+    """The lines of each fenced block of a page, right-stripped."""
+    return [[line.rstrip() for line in body.splitlines()] for _, body in FENCED.findall(text)]
+
+
+def message_head(line: str):
+    """The task a failure message's first line is about (`Task 1.4 (backward of @): ...`), else None."""
+    return next((task for head, task in HEADS.items() if line.startswith(head)), None)
+
+
+def quoted_messages(block: list[str]) -> list[list[str]]:
+    """The failure messages a fenced block quotes: a `Task X.Y (title): ...` line and the indented lines under it
+    (`  ...` stands for lines left out)."""
+    messages = []
+    for i, line in enumerate(block):
+        if message_head(line) is not None:
+            body = list(itertools.takewhile(lambda follow: follow.startswith("  "), block[i + 1:]))
+            messages.append([line, *body])
+    return messages
+
+
+def snapshots_of(task_id: str) -> dict[str, list[str]]:
+    """The pinned messages of a task (tests/snapshots/<entry>__<task>.txt), by file name, as lines."""
+    return {path.name: path.read_text().rstrip("\n").splitlines() for path in SNAPSHOTS.glob(f"*__{task_id}.txt")}
+
+
+def is_excerpt(quoted: list[str], whole: list[str]) -> bool:
+    """Is ``quoted`` the lines of ``whole`` in order, where `  ...` lines stand for any lines left out?"""
+    rest = iter(whole)
+    return all(line.strip() == ELIDED or line in rest for line in quoted)
+
+
+def strings_of(value) -> set[str]:
+    """Every string a value of graders.messages holds: itself, or those of a dict's values or a tuple's items."""
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, dict):
+        return set().union(*map(strings_of, value.values()))
+    if isinstance(value, (tuple, list)):
+        return set().union(*map(strings_of, value))
+    return set()
+
+
+def test_every_failure_message_the_docs_quote_is_the_pinned_one():
+    """Is every failure message that README.md or a page of docs/ quotes, whose first line is that of a message
+    pinned in tests/snapshots/, that pinned message (whole, or an excerpt where `  ...` marks lines left out)? And
+    does every other quoted message end with a hint graders/messages.py holds?"""
+    hints = {text for value in vars(messages).values() for text in strings_of(value)}
+    problems, pinned = [], []
+    for page in PAGES:
+        for block in fenced_blocks(page.read_text()):
+            for quoted in quoted_messages(block):
+                where = f"{page.relative_to(REPO)}: {quoted[0]!r}"
+                task = message_head(quoted[0])
+                same_head = {name: lines for name, lines in snapshots_of(task.id).items() if lines[0] == quoted[0]}
+                if same_head:
+                    pinned.append((page.name, *same_head))
+                    if not any(is_excerpt(quoted, lines) if any(line.strip() == ELIDED for line in quoted)
+                               else quoted == lines for lines in same_head.values()):
+                        problems.append(f"{where}: differs from {', '.join(same_head)}:\n" + "\n".join(quoted))
+                    continue
+                for line in quoted:
+                    if line.startswith("  hint: ") and line[len("  hint: "):] not in hints:
+                        problems.append(f"{where}: its hint is none of graders/messages.py's: {line!r}")
+    assert not problems, "\n".join(problems)
+    assert ("README.md", MATMUL_SWAPPED) in pinned and ("grading.md", MATMUL_SWAPPED) in pinned, pinned
+
+
+def test_every_scorecard_row_the_docs_show_matches_the_task_table_and_its_message():
+    """Does every scorecard row that README.md or a page of docs/ shows give its task's title and points as
+    graders/tasks.py has them, a reason that begins the message the same block quotes for that task, and, where
+    the block shows every task, a total that is the sum of its rows?"""
+    problems, rows_seen = [], 0
+    for page in PAGES:
+        for block in fenced_blocks(page.read_text()):
+            heads = {message_head(quoted[0]).id: quoted[0] for quoted in quoted_messages(block)}
+            rows = [match for line in block if (match := ROW.match(line))]
+            rows_seen += len(rows)
+            where = page.relative_to(REPO)
+            for task_id, title, score, points, _status, reason in (row.groups() for row in rows):
+                task = BY_ID.get(task_id)
+                if task is None or (title, int(points)) != (task.title, task.points) or int(score) > int(points):
+                    problems.append(f"{where}: row {task_id} {title!r} {score}/{points}: not the task table's")
+                elif task_id in heads and reason:
+                    said = heads[task_id][len(f"Task {task.id} ({task.title}): "):]
+                    if not said.startswith(reason.rstrip("…")):
+                        problems.append(f"{where}: row {task_id}'s reason {reason!r} does not begin {said!r}")
+            totals = [match for line in block if (match := TOTAL_LINE.match(line))]
+            if len(rows) == len(TASKS) and totals:
+                (total,) = totals
+                got = (int(total[1]), int(total[2]))
+                expected = (sum(int(row[3]) for row in rows), TOTAL_POINTS)
+                if got != expected:
+                    problems.append(f"{where}: total {got[0]}/{got[1]}, the rows make {expected[0]}/{expected[1]}")
+    assert rows_seen >= len(TASKS) + 3, f"only {rows_seen} scorecard rows found: has the scorecard's layout changed?"
+    assert not problems, "\n".join(problems)
+
+
+def test_the_contract_lists_every_task_with_its_title_file_and_points():
+    """Does docs/contract.md's table of tasks give each task of graders/tasks.py, in order, with its title, file
+    and points?"""
+    text = (REPO / "docs/contract.md").read_text().split("\n## The tasks\n", 1)[1]
+    rows = re.findall(r"^\| (\d+\.\d+) \| (.+?) \| (\w+)\.py \| (\d+) \|$", text, flags=re.M)
+    assert rows == [(task.id, task.title, task.module, str(task.points)) for task in TASKS]
+
+
+# The submission of grading.md's sample run (README.md shows an excerpt of it): three mistakes of the corpus.
+SAMPLE_MISTAKES = ("matmul_grads_swapped", "square_mean_forgets_n")
+SAMPLE_LOOP_MISTAKE = ("train.py", "    optimizer.step()\n    optimizer.zero_grad()\n", "    optimizer.step()\n")
+
+
+def sample_scorecards() -> list[tuple[str, list[str]]]:
+    """The fenced blocks of README.md and docs/grading.md that show the sample run's scorecard (its total line)."""
+    found = []
+    for page in (README, DOCS / "grading.md"):
+        blocks = [b for b in fenced_blocks(page.read_text()) if any(TOTAL_LINE.match(line) for line in b)]
+        assert len(blocks) == 1, f"{page.name}: {len(blocks)} blocks with a scorecard's total, expected 1"
+        found.append((page.name, blocks[0]))
+    return found
+
+
+def masked(line: str) -> str:
+    """A line of `grade`'s output less what differs between machines and runs: the seconds, CUDA's witness."""
+    for phrase in MACHINE_DEPENDENT:
+        line = line.replace(phrase, "")
+    return re.sub(r", [\d.]+ s\)$", ", N s)", line.rstrip())
+
+
+@pytest.mark.slow
+def test_the_sample_scorecard_is_a_real_grade_of_its_submission(tmp_path, capsys):
+    """Is the scorecard grading.md shows (and README.md's excerpt of it) what `autograd-lab grade` prints for the
+    submission it describes, line for line but for the versions and the seconds?"""
+    from corpus import BY_NAME, make_submission
+
+    alice = make_submission(tmp_path, "alice", [*(BY_NAME[name] for name in SAMPLE_MISTAKES), SAMPLE_LOOP_MISTAKE])
+    capsys.readouterr()
+    assert cli.main(["grade", str(alice)]) == 0
+    printed = [masked(line) for line in capsys.readouterr().out.splitlines()]
+    assert printed[0].startswith("autograd-lab ")
+    for page, block in sample_scorecards():
+        shown = [masked(line) for line in block if not line.startswith(("$ ", "autograd-lab "))]
+        chunks = [list(group) for elided, group in itertools.groupby(shown, key=lambda line: line == ELIDED)
+                  if not elided]
+        position = 0
+        for chunk in chunks:
+            starts = [i for i in range(position, len(printed) - len(chunk) + 1) if printed[i:i + len(chunk)] == chunk]
+            assert starts, f"{page}: not what grade printed (from its line {position}):\n" + "\n".join(
+                difflib.unified_diff(printed[position:position + len(chunk)], chunk, "printed", page, lineterm=""))
+            position = starts[0] + len(chunk)
