@@ -3,6 +3,7 @@ one the package really has."""
 
 from __future__ import annotations
 
+import csv
 import difflib
 import importlib.util
 import itertools
@@ -495,3 +496,103 @@ def test_the_sample_scorecard_is_a_real_grade_of_its_submission(tmp_path, capsys
             assert starts, f"{page}: not what grade printed (from its line {position}):\n" + "\n".join(
                 difflib.unified_diff(printed[position:position + len(chunk)], chunk, "printed", page, lineterm=""))
             position = starts[0] + len(chunk)
+
+
+# ----- docs/class.md: the class of six -----
+
+PROGRESS = re.compile(r"^grade-all: (\d+)/(\d+) \((\d+) unchanged, (\d+) not graded\) · [\d.]+/min · ETA \d+m\d\ds · "
+                      r"(\S+): (.+)$")
+CLASS_SUMMARY = re.compile(r"^grade-all: (\d+) graded, (\d+) unchanged since the last run \(--force regrades them\), "
+                           r"(\d+) not graded, in \d+ s$")
+
+
+def class_sample() -> tuple[list[str], list[list[str]]]:
+    """docs/class.md's first run of grade-all (its fenced block's lines) and its grades.csv (as CSV rows)."""
+    blocks = fenced_blocks((DOCS / "class.md").read_text())
+    run = next(b for b in blocks if b and b[0] == "$ autograd-lab grade-all submissions --out out --jobs 2")
+    table = next(b for b in blocks if b and b[0].startswith("student,"))
+    return run, list(csv.reader(table))
+
+
+def without_seconds(rows: list[list[str]]) -> list[list[str]]:
+    return [row[:-1] for row in rows]
+
+
+def test_the_class_run_the_docs_show_adds_up():
+    """Does docs/class.md's grades.csv have a column per task of graded/tasks.py, each graded row's points within
+    its task's and summing to its total, and do the run's progress lines and summary give every student the status
+    and total of their row?"""
+    run, rows = class_sample()
+    assert rows[0] == ["student", *(task.id for task in TASKS), "total", "status", "seconds"]
+    by_student = {row[0]: row for row in rows[1:]}
+    for row in by_student.values():
+        points, total, status = row[1:-3], row[-3], row[-2]
+        if status == "graded":
+            assert all(0 <= int(p) <= task.points for p, task in zip(points, TASKS)), row
+            assert sum(map(int, points)) == int(total), row
+        else:
+            assert points == [""] * len(TASKS) and total == "0", row
+    progress = [match.groups() for line in run if (match := PROGRESS.match(line))]
+    assert [int(done) for done, *_ in progress] == list(range(1, len(by_student) + 1))
+    finished = {student: status for *_, student, status in progress}
+    assert finished == {student: f"graded {row[-3]}" if row[-2] == "graded" else row[-2].split(":")[0]
+                        for student, row in by_student.items()}
+    (summary,) = [match.groups() for line in run if (match := CLASS_SUMMARY.match(line))]
+    graded = sum(row[-2] == "graded" for row in by_student.values())
+    assert summary == (str(graded), "0", str(len(by_student) - graded))
+
+
+def autograd_lab(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``autograd-lab ARGS`` as a user runs it (``python -I -m graders``), from ``cwd``."""
+    result = subprocess.run([sys.executable, "-I", "-m", "graders", *args], cwd=cwd, capture_output=True, text=True,
+                            timeout=900)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result
+
+
+def shown_run(block: list[str], command: str) -> list[str]:
+    """The lines a fenced block shows after the prompt ``$ command``, up to the next prompt."""
+    start = block.index(f"$ {command}") + 1
+    return list(itertools.takewhile(lambda line: not line.startswith("$ "), block[start:]))
+
+
+def timeless(line: str) -> str:
+    """A line of grade-all's output less its seconds."""
+    return re.sub(r", in \d+ s$", ", in N s", line)
+
+
+def finished(lines: list[str]) -> set[tuple[str, str]]:
+    """(student, status) of each progress line: what does not depend on the order the students finish in."""
+    return {match.groups()[4:] for line in lines if (match := PROGRESS.match(line))}
+
+
+@pytest.mark.long
+def test_the_class_run_the_docs_show_is_grade_alls_for_that_class(tmp_path):
+    """Does `grade-all` of the class docs/class.md describes give what the page shows: every student's status and
+    score, the summary, grades.csv but for its seconds, the second run that grades nothing, and the two shards and
+    their merge? (The rates, ETAs, seconds and the order students finish in are one run's.)"""
+    from test_batch import make_class
+
+    make_class(tmp_path)
+    blocks = fenced_blocks((DOCS / "class.md").read_text())
+    run, rows = class_sample()
+    first = autograd_lab("grade-all", "submissions", "--out", "out", "--jobs", "2", cwd=tmp_path)
+    printed = first.stderr.splitlines() + first.stdout.splitlines()
+    assert finished(printed) == finished(run[1:])
+    assert {timeless(line) for line in printed if not PROGRESS.match(line)} == \
+        {timeless(line) for line in run[1:] if not PROGRESS.match(line)}
+    with open(tmp_path / "out" / "grades.csv", newline="") as f:
+        assert without_seconds(list(csv.reader(f))) == without_seconds(rows)
+
+    again = "autograd-lab grade-all submissions --out out"
+    second = autograd_lab(*again.split()[1:], cwd=tmp_path)
+    block = next(b for b in blocks if f"$ {again}" in b)
+    assert [timeless(line) for line in second.stderr.splitlines() + second.stdout.splitlines()] == \
+        [timeless(line) for line in shown_run(block, again)]
+
+    shards = next(b for b in blocks if any(line.startswith("$ autograd-lab merge") for line in b))
+    for command in [line[2:] for line in shards if line.startswith("$ ")]:
+        result = autograd_lab(*command.split()[1:], cwd=tmp_path)
+        lines = [timeless(line) for line in result.stderr.splitlines() + result.stdout.splitlines()]
+        kept = [timeless(line) for line in shown_run(shards, command) if line != ELIDED]
+        assert [line for line in lines if line in kept] == kept, command
