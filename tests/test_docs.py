@@ -596,3 +596,35 @@ def test_the_class_run_the_docs_show_is_grade_alls_for_that_class(tmp_path):
         lines = [timeless(line) for line in result.stderr.splitlines() + result.stdout.splitlines()]
         kept = [timeless(line) for line in shown_run(shards, command) if line != ELIDED]
         assert [line for line in lines if line in kept] == kept, command
+
+
+# ----- docs/index.md: the lesson's table -----
+
+
+def lesson_table() -> dict[int, tuple[str, str]]:
+    """docs/index.md's table of the lesson's run: epoch -> (this engine's MSE, PyTorch's), as printed."""
+    block = next(b for b in fenced_blocks((DOCS / "index.md").read_text()) if b and b[0].startswith("1-32-1 ReLU"))
+    return {int(epoch): (ours, torch) for epoch, ours, torch in
+            (line.split() for line in block if re.fullmatch(r" *\d+ +[\d.]+ +[\d.]+", line))}
+
+
+def test_the_lessons_table_gives_the_stored_curve_of_this_engine():
+    """Is docs/index.md's column for this engine the reference run's curve (graders/data/lesson_curve.json, held to
+    solutions/lesson.py's run by tests/test_lesson.py), at the epochs `python -m solutions.lesson` prints?"""
+    from graders import lesson
+    from solutions import lesson as reference_lesson
+
+    curve = lesson.reference_curve()
+    table = lesson_table()
+    assert sorted(table) == list(reference_lesson.REPORT)
+    assert {epoch: ours for epoch, (ours, _) in table.items()} == {e: f"{curve[e - 1]:.4f}" for e in table}
+
+
+@pytest.mark.slow
+def test_the_lessons_table_gives_pytorchs_run():
+    """Is docs/index.md's PyTorch column what `python -m solutions.lesson` prints for fit_torch's run?"""
+    from solutions import lesson as reference_lesson
+
+    curve = reference_lesson.run_torch(seed=0)
+    assert {epoch: theirs for epoch, (_, theirs) in lesson_table().items()} == \
+        {epoch: f"{curve[epoch - 1]:.4f}" for epoch in reference_lesson.REPORT}
