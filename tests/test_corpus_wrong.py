@@ -3,7 +3,7 @@ with the message we pinned?
 
 Each entry is graded on the tasks of the file it touches only. The rendered
 message of every task it loses is compared with ``tests/snapshots/<name>__<task>.txt``
-(style.md, item 9). To rewrite the snapshots after an intended change of a
+(the text students see is pinned, not only the score). To rewrite the snapshots after an intended change of a
 message, run::
 
     AUTOGRAD_LAB_UPDATE_SNAPSHOTS=1 pytest tests/test_corpus_wrong.py

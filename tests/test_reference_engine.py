@@ -117,7 +117,7 @@ def test_a_grad_of_the_wrong_shape_raises_value_error(shape):
 
 
 def test_a_0d_leaf_gets_a_0d_ndarray_gradient_that_accumulates():
-    """Is the gradient of a 0-d leaf an ndarray of shape () (contract.md), never a numpy scalar, through rules
+    """Is the gradient of a 0-d leaf an ndarray of shape () (docs/contract.md), never a numpy scalar, through rules
     whose numpy arithmetic returns scalars, and does a second backward call add into it?"""
     x = leaf(3.0)
     for _ in range(2):

@@ -20,7 +20,7 @@ SANDBOX = Path("/sandbox")
 WORK_TMPFS_BYTES, TMP_TMPFS_BYTES = 128 * 2**20, 32 * 2**20
 # The system's files every Python needs (the dynamic loader's cache, the alternatives' links), read-only.
 SYSTEM = ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/alternatives")
-# Autodiff libraries no module but torch_loop.py may import (contract.md).
+# Autodiff libraries no module but torch_loop.py may import (docs/contract.md, "A submission").
 AUTODIFF = ("torch", "functorch", "torchgen", "torchvision", "torchaudio", "jax", "jaxlib", "autograd",
             "tensorflow", "keras", "mxnet", "cupy", "chainer")
 

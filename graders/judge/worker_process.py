@@ -56,7 +56,7 @@ GPU_ENV = ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", 
 RUNTIME_ENV, PACKAGES_ENV = "AGL_WORKER_RUNTIME", "AGL_WORKER_PACKAGES"
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 POLL_SECONDS = 0.2  # how often a judge waiting for an answer checks that the worker still runs
-# The packages whose student module may import torch (contract.md); every other worker refuses it.
+# The packages whose student module may import torch (docs/contract.md); every other worker refuses it.
 TORCH_PACKAGES = ("sub_torch_loop",)
 # Packages whose stand-ins compute with torch (graders.judge.layout.STANDINS): their worker sees torch and imports the
 # stand-ins before any student code, and still refuses the student's modules a plain ``import torch``.

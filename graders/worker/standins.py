@@ -9,7 +9,7 @@ leaf, then summed over uses and over calls), ``backward()`` seeds a one-element 
 ``no_grad()`` stops recording and ``is_grad_enabled()`` tells the mode. No graph is kept beyond what
 torch keeps (``_parents`` is always empty), so these are no use as a numpy answer: they are torch.
 
-Student modules still may not ``import torch`` (contract.md); the worker refuses that import to them
+Student modules still may not ``import torch`` (docs/contract.md); the worker refuses that import to them
 (``worker.main``), while these stand-ins, imported first, use it.
 """
 

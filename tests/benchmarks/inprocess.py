@@ -1,7 +1,8 @@
 """The same checks with the submission imported into the judge's own process.
 
 For the benchmark only, to measure what isolation costs: grading this way is
-exactly what design.md forbids (student code could patch the judge).
+exactly what docs/design.md forbids: a judge that imports student code (which
+could then patch the judge).
 """
 
 from __future__ import annotations

@@ -216,7 +216,7 @@ class Context:
     def array(self, claim: dict, shape: tuple, what: str, *, hint: str | None = None,
               scalar_ok: bool = True) -> np.ndarray:
         """A claimed float64 array of exactly ``shape``, all finite (a 0-d one may be a scalar, unless not
-        ``scalar_ok``: a leaf's .grad is an ndarray, contract.md)."""
+        ``scalar_ok``: a leaf's .grad is an ndarray, docs/contract.md)."""
         self._well_formed(claim, what)
         kind = claim.get("kind")
         scalar_ok = scalar_ok and kind in ("numpy scalar", "number") and shape == ()

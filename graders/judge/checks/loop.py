@@ -424,7 +424,7 @@ def check_clip(ctx: Context, grads: list, max_norm: float) -> None:
 
 
 CLIP_GRADS = [np.array([[1.0, -2.0, 0.5], [2.5, 0.0, -1.5]]), None, np.array([3.0, -1.0])]
-# A 0-d parameter's grad (a 0-d ndarray, contract.md) must be scaled in place like any other.
+# A 0-d parameter's grad (a 0-d ndarray, docs/contract.md) must be scaled in place like any other.
 CLIP_GRADS_0D = [np.array(3.0), np.array([0.5, -1.0])]
 
 

@@ -2,7 +2,7 @@
 
 A ``Run`` is a ReLU network given as its weights, trained by torch.optim's SGD update (its functional
 form, ``torch.optim.sgd.sgd``) on gradients from ``torch.autograd`` and clipped by
-``torch.nn.utils.clip_grad_norm_``: what contract.md asks of ``train_epoch``, ``evaluate`` and ``fit``,
+``torch.nn.utils.clip_grad_norm_``: what docs/contract.md asks of ``train_epoch``, ``evaluate`` and ``fit``,
 written over torch. Its options model the known mistakes the messages name (a step that never clears
 the gradients, a loss not divided by ``accumulate``, ...). The judge also answers the worker's
 ``train_epoch`` and ``evaluate`` with it while a student's ``fit`` is graded, in a helper process of its own
