@@ -591,8 +591,16 @@ CLASS_TOTALS_TITLE = "Totals of the {graded} graded submission(s) (mean {mean:.1
 CLASS_TOTALS_AXES = ("total points", "students")
 CLASS_PASS_TITLE = "Tasks passed, per task ({graded} graded submission(s))"
 CLASS_PASS_AXES = ("share of students with the task's full points (%)", "task")
-CLASS_SUMMARY = ("# autograd-lab: the class\n\n"
-                 "{students} student(s): {graded} graded, {others} not graded (see grades.csv's status column).\n")
+CLASS_SUMMARY = "{students} student(s): {graded} graded, {others} not graded (see grades.csv's status column)."
+CLASS_REPORT_TITLE = "# autograd-lab: the class"
+CLASS_REPORT_TIME = "Grading took {median:.1f} s per student (median), {most:.1f} s at most."
+CLASS_REPORT_TASKS = "Tasks"
+CLASS_REPORT_RUNGS = "What failed: {rungs}."
+CLASS_REPORT_UNRECOGNISED = "no named mistake, the message says"
+CLASS_REPORT_TOTALS = "Totals"
+CLASS_REPORT_STUDENTS = "Students"
+CLASS_PICTURE_TOTALS = "the distribution of totals"
+CLASS_PICTURE_RATES = "the share with full points, per task"
 
 EXAMPLES_WRITTEN = "{out}: wrote {files}"
 EXAMPLES_EXIST = "{path} exists; pass --force to replace it"

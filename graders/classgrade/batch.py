@@ -25,14 +25,13 @@ from pathlib import Path
 
 from graders import __version__
 from graders import messages as msg
-from graders.classgrade import gradebook
+from graders.classgrade import gradebook, report
 from graders.classgrade.gradebook import Record
 from graders.classgrade.pool import DEFAULT_TIMEOUT, run_pool
 from graders.classgrade.progress import Progress
 from graders.judge import intake, sandbox
 from graders.paths import graders_fingerprint
 from graders.results import pictures
-from graders.tasks import BY_ID
 
 LOGS = ".logs"
 STALE = ("results.json", "scorecard.md", pictures.LOSS_PNG)
@@ -164,18 +163,18 @@ def grade_all(submissions_dir: Path, out: Path, *, jobs: int | None = None, shar
 
 
 def class_views(out: Path, records: list[Record], task_ids: tuple[str, ...]) -> list[str]:
-    """The class's pictures (a histogram of totals, the pass rate per task) and class.md; notes for the user."""
-    graded = [r for r in records if r.graded]
-    pointed = [t for t in task_ids if BY_ID[t].points > 0]
-    lines = [msg.CLASS_SUMMARY.format(students=len(records), graded=len(graded), others=len(records) - len(graded))]
-    if not pictures.available():
-        gradebook.atomic_write(out / "class.md", "\n".join(lines))
-        return [msg.NO_PICTURES]
-    max_score = sum(BY_ID[t].points for t in task_ids)
-    gradebook.atomic_write(out / pictures.TOTALS_PNG, pictures.totals_png([r.total for r in graded], max_score))
-    rates = {t: (sum(r.scores.get(t, 0.0) >= BY_ID[t].points for r in graded) / len(graded) if graded else 0.0)
-             for t in pointed}
-    gradebook.atomic_write(out / pictures.PASS_RATES_PNG, pictures.pass_rates_png(rates, len(graded)))
-    lines += [f"![totals]({pictures.TOTALS_PNG})", "", f"![pass rate per task]({pictures.PASS_RATES_PNG})", ""]
-    gradebook.atomic_write(out / "class.md", "\n".join(lines))
-    return []
+    """The class report (graders.classgrade.report) as class.md and class.html, with its pictures (a histogram of
+    totals, the share with full points per task) as PNG files beside class.md and inline in class.html; notes for
+    the user."""
+    data = report.build(out, records, task_ids)
+    drawn: dict[str, tuple[str, bytes]] = {}  # file name -> (title, PNG)
+    if pictures.available():
+        rates = {s.task: s.full / s.graded if s.graded else 0.0 for s in data.tasks}
+        drawn = {pictures.TOTALS_PNG: (msg.CLASS_PICTURE_TOTALS, pictures.totals_png(
+                     [r.total for r in data.graded], data.max_score)),
+                 pictures.PASS_RATES_PNG: (msg.CLASS_PICTURE_RATES, pictures.pass_rates_png(rates, len(data.graded)))}
+        for name, (_, png) in drawn.items():
+            gradebook.atomic_write(out / name, png)
+    gradebook.atomic_write(out / "class.md", report.markdown(data, {name: title for name, (title, _) in drawn.items()}))
+    gradebook.atomic_write(out / "class.html", report.page(data, dict(drawn.values())))
+    return [] if drawn else [msg.NO_PICTURES]

@@ -11,7 +11,8 @@ import re
 from xml.etree import ElementTree as ET
 
 from graders import messages as msg
-from graders.judge.grade import PASSED, SKIPPED, Report
+from graders.judge.grade import FAILED, PASSED, SKIPPED, Report
+from graders.results import mistakes
 from graders.results.plain import safe, safe_result
 
 
@@ -21,6 +22,9 @@ def results(report: Report) -> dict:
     for r in report.results:
         test = {"name": f"{r.task.id} {r.task.title}", "number": r.task.id, "score": r.score,
                 "max_score": r.max_score, "output": safe(r.message), "extra_data": {"status": r.status}}
+        if r.status == FAILED:  # what the message says went wrong, for the class report (graders.results.mistakes)
+            reading = mistakes.read(r.message)
+            test["extra_data"].update(rung=reading.rung, mistakes=list(reading.mistakes))
         if r.status != SKIPPED:
             test["status"] = "passed" if r.status == PASSED else "failed"
         tests.append(test)
