@@ -263,19 +263,19 @@ class LoaderFailed(Exception):
 
 
 class DyingLoader:
-    """A loader's batches again at each pass, until pass ``dies_in`` (1-based), which raises LoaderFailed."""
+    """A loader's batches again at each epoch, until epoch ``dies_in`` (counted from 1), which raises LoaderFailed."""
 
     def __init__(self, loader, dies_in: int):
-        self.loader, self.dies_in, self.passes = loader, dies_in, 0
+        self.loader, self.dies_in, self.epoch = loader, dies_in, 0
 
     def __len__(self):
-        return len(self.loader)
+        return self.loader.__len__()
 
     def __iter__(self):
-        self.passes += 1
-        if self.passes == self.dies_in:
-            raise LoaderFailed(f"the loader failed in epoch {self.passes}")
-        return iter(self.loader)
+        self.epoch = self.epoch + 1
+        if self.epoch == self.dies_in:
+            raise LoaderFailed(f"the loader failed in epoch {self.dies_in}")
+        yield from self.loader
 
 
 def small_model(seed: int = 0) -> Sequential:
