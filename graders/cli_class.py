@@ -26,7 +26,8 @@ def _grade_all(args) -> int:
     try:
         shard_of = batch.parse_shard(args.shard) if args.shard else None
         summary = batch.grade_all(args.submissions, args.out, jobs=args.jobs, shard_of=shard_of, force=args.force,
-                                  timeout=args.timeout, settings=settings, progress=terminal_progress())
+                                  timeout=args.timeout, settings=settings, progress=terminal_progress(),
+                                  adjustments=args.adjustments)
     except (ValueError, RuntimeError, OSError) as error:
         return _fail("grade-all", error)
     except KeyboardInterrupt:
@@ -44,6 +45,7 @@ def _merge(args) -> int:
 
     try:
         task_ids, records = gradebook.merge(args.folders, args.out)
+        records = batch.adjusted(args.out, records, task_ids, args.adjustments, {r.student for r in records})
     except (ValueError, OSError) as error:
         return _fail("merge", error)
     for note in batch.class_views(args.out, records, task_ids):
@@ -103,6 +105,8 @@ def add_commands(sub) -> None:
     a.add_argument("--jobs", type=int, metavar="N", help="judge processes at once (default: the cores)")
     a.add_argument("--shard", metavar="I/N", help="grade only the I-th of N slices of the class (1 <= I <= N)")
     a.add_argument("--force", action="store_true", help="grade again the submissions that have not changed")
+    a.add_argument("--adjustments", type=Path, metavar="CSV",
+                   help="the instructor's adjustments, applied on every run (default: OUT_DIR/adjustments.csv)")
     a.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
                    help="stop grading a submission after S seconds (default: %(default)g)")
     cli_options.add_grading_options(a)
@@ -113,6 +117,8 @@ def add_commands(sub) -> None:
                                    "OUT_DIR: grades.csv, the students' folders and the class's pictures.")
     m.add_argument("folders", type=Path, nargs="+", metavar="OUT_DIR", help="the shards' output folders")
     m.add_argument("--out", type=Path, required=True, metavar="MERGED", help="where the merged gradebook goes")
+    m.add_argument("--adjustments", type=Path, metavar="CSV",
+                   help="the instructor's adjustments, applied to the merged class (default: MERGED/adjustments.csv)")
     m.set_defaults(run=_merge)
 
     e = sub.add_parser("examples", help="write ready examples for grading a class on a cluster",

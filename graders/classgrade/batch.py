@@ -25,13 +25,14 @@ from pathlib import Path
 
 from graders import __version__
 from graders import messages as msg
+from graders.classgrade import adjustments as adjust
 from graders.classgrade import gradebook, report
 from graders.classgrade.gradebook import Record
 from graders.classgrade.pool import DEFAULT_TIMEOUT, run_pool
 from graders.classgrade.progress import Progress
 from graders.judge import intake, sandbox
 from graders.paths import graders_fingerprint
-from graders.results import pictures
+from graders.results import outputs, pictures
 
 LOGS = ".logs"
 STALE = ("results.json", "scorecard.md", pictures.LOSS_PNG)
@@ -84,7 +85,7 @@ class Summary:
 
 def grade_all(submissions_dir: Path, out: Path, *, jobs: int | None = None, shard_of: tuple[int, int] | None = None,
               force: bool = False, timeout: float = DEFAULT_TIMEOUT, settings: Settings = Settings(),
-              progress: Callable[[str, bool], None] | None = None) -> Summary:
+              progress: Callable[[str, bool], None] | None = None, adjustments: Path | None = None) -> Summary:
     """Grade every submission in ``submissions_dir`` (or the shard ``shard_of``) into ``out``.
 
     ``progress(line, final)`` hears a progress line after each submission. Raises ValueError
@@ -106,9 +107,10 @@ def grade_all(submissions_dir: Path, out: Path, *, jobs: int | None = None, shar
     if not everyone:
         raise ValueError(msg.BATCH_EMPTY.format(folder=submissions_dir))
     mine = shard(everyone, *shard_of) if shard_of else everyone
-    out.mkdir(parents=True, exist_ok=True)
     fingerprint = settings.fingerprint()
     task_ids = gradebook.task_ids_of(settings.tasks)
+    found = read_adjustments(out, adjustments, task_ids, {s.student for s in everyone})  # before any grading
+    out.mkdir(parents=True, exist_ok=True)
     summary = Summary([], task_ids)
     records: dict[str, Record] = {}
     todo = []
@@ -124,7 +126,7 @@ def grade_all(submissions_dir: Path, out: Path, *, jobs: int | None = None, shar
                          "out": str((out / submission.student).resolve()), "hash": digest, "key": settings.key,
                          "tasks": list(settings.tasks) if settings.tasks else None,
                          "isolation": settings.isolation})
-    gradebook.write_csv(out / gradebook.CSV_NAME, list(records.values()), task_ids)
+    gradebook.write_csv(out / gradebook.CSV_NAME, adjust.apply(list(records.values()), found), task_ids)
     judges = min(jobs, len(todo))
     if progress is not None:
         part = msg.BATCH_START_SHARD.format(index=shard_of[0], count=shard_of[1], total=len(everyone)) \
@@ -150,16 +152,56 @@ def grade_all(submissions_dir: Path, out: Path, *, jobs: int | None = None, shar
                 summary.notes.append(note)
         gradebook.save_record(folder, record)
         records[record.student] = record
-        gradebook.write_csv(out / gradebook.CSV_NAME, list(records.values()), task_ids)
+        gradebook.write_csv(out / gradebook.CSV_NAME, adjust.apply(list(records.values()), found), task_ids)
         meter.done(record)
 
     if todo:
         (out / LOGS).mkdir(exist_ok=True)
         run_pool(todo, judges, timeout, out / LOGS, finish)
-    summary.records = sorted(records.values(), key=lambda r: r.student)
+    summary.records = adjust.apply(sorted(records.values(), key=lambda r: r.student), found)
+    show_adjustments(out, summary.records, found)
     summary.notes += class_views(out, summary.records, task_ids)
     summary.seconds = time.monotonic() - start
     return summary
+
+
+def read_adjustments(out: Path, given: Path | None, task_ids: tuple[str, ...], students: set[str]):
+    """The class's adjustments (graders.classgrade.adjustments): ``given``, else OUT_DIR/adjustments.csv if there
+    is one; ValueError for a file asked for by name that is not there, or a row that cannot be applied."""
+    path = adjust.path_for(out, given)
+    if given is not None and not path.is_file():
+        raise ValueError(msg.ADJUST_MISSING.format(path=path))
+    return adjust.read(path, task_ids, students)
+
+
+def adjusted(out: Path, records: list[Record], task_ids: tuple[str, ...], given: Path | None,
+             students: set[str]) -> list[Record]:
+    """``records`` (a merged class's) with the class's adjustments applied: grades.csv rewritten with them, and each
+    adjusted student's scorecard saying so."""
+    found = read_adjustments(out, given, task_ids, students)
+    records = adjust.apply(records, found)
+    gradebook.write_csv(Path(out) / gradebook.CSV_NAME, records, task_ids)
+    show_adjustments(Path(out), records, found)
+    return records
+
+
+def show_adjustments(out: Path, records: list[Record], found: list) -> None:
+    """Each graded student's scorecard.md rendered again from results.json with their adjustments below it, where
+    they have any or had any (a scorecard is the judge's until an adjustment touches it)."""
+    for record in records:
+        folder = out / record.student
+        mine = adjust.of(record.student, found)
+        card = folder / "scorecard.md"
+        if not record.graded or not (folder / "results.json").is_file() or not card.is_file():
+            continue
+        if not mine and msg.SCORECARD_ADJUSTED_TITLE not in card.read_text(errors="replace"):
+            continue
+        result = json.loads((folder / "results.json").read_text())
+        text = outputs.markdown(result, "loss.png" if (folder / "loss.png").is_file() else None)
+        if mine:
+            text += "\n".join([msg.SCORECARD_ADJUSTED_TITLE, "", *(f"- {a.text()}" for a in mine),
+                               "", msg.SCORECARD_ADJUSTED_TOTAL.format(total=record.total), ""])
+        gradebook.atomic_write(card, text)
 
 
 def class_views(out: Path, records: list[Record], task_ids: tuple[str, ...]) -> list[str]:

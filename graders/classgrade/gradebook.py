@@ -149,7 +149,11 @@ def merge(folders: list[Path], out: Path) -> tuple[tuple[str, ...], list[Record]
         elif ids != task_ids:
             raise ValueError(msg.MERGE_COLUMNS.format(path=path, got=", ".join(ids), first=first,
                                                       expected=", ".join(task_ids)))
-        for record in rows:
+        for row in rows:
+            # the judge's record where the shard kept it: grades.csv may show the shard's adjustments, which
+            # the merged class applies again from its own file (graders.classgrade.adjustments)
+            record = load_record(folder / row.student) if (folder / row.student).is_dir() else None
+            record = record if record is not None and record.student == row.student else row
             if record.student in seen:
                 raise ValueError(msg.MERGE_DUPLICATE.format(student=record.student, first=seen[record.student],
                                                             second=folder))
