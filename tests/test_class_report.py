@@ -21,6 +21,7 @@ from graders.results import mistakes
 from graders.tasks import BY_ID
 
 TASKS = ("1.4", "2.2", "5.2")
+DOCS_CLASS = Path(__file__).resolve().parents[1] / "docs" / "class.md"
 PLANTED = {  # student -> the corpus entry they made (None: correct)
     "ana": None, "ben": "matmul_grads_swapped", "cai": "matmul_grads_swapped", "dee": "engine_leaf_root_refused",
     "eli": "evaluate_without_finally", "fay": "evaluate_without_finally", "gus": "evaluate_without_finally",
@@ -65,6 +66,11 @@ def test_the_report_names_each_planted_mistake_with_its_count_and_students(grade
         full = graded - lost - crashed
         assert f"| {task} | " in text and f"| {full}/{graded} |" in text.split(f"| {task} | ", 1)[1].split("\n")[0]
     assert "hal" in text.split("## Students", 1)[1] and "malformed" in text.split("## Students", 1)[1]
+    sample = re.search(r"<!-- class-report-sample:start -->\n```markdown\n(.*?)```", DOCS_CLASS.read_text(), re.S)[1]
+    parts = ("\n" + sample).split("\n### ")[1:]
+    assert len(parts) >= 2, "docs/class.md lost its sample of the class report"
+    for part in parts:
+        assert "### " + part in text, f"docs/class.md: the report sample is not what grade-all writes:\n{part}"
 
 
 @pytest.mark.slow
@@ -92,8 +98,8 @@ def test_a_name_or_message_from_a_student_is_text_in_both_formats():
     data = report.ClassReport(1, [record], [], [summary], BY_ID["1.4"].points)
     text = report.markdown(data)
     students = text.split("## Students", 1)[1]
-    assert "\\<img src=x onerror=alert\\(1\\)\\>\\|\\[x\\]\\(javascript:1\\)" in students
-    assert not re.search(r"(?<!\\)<img", text) and "](javascript" not in text
+    assert "\\<img src=x onerror=alert(1)\\>\\|\\[x\\](javascript:1)" in students
+    assert not re.search(r"(?<!\\)<img", text) and not re.search(r"(?<!\\)\]\(javascript", text)
     page = report.page(data, {})
     assert "<img" not in page and "<b>" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
 

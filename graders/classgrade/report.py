@@ -123,12 +123,13 @@ def _names(students: list[str]) -> list[str]:
 
 # ----- Markdown -----
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&])")
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|<>~&])")
 
 
 def md(text: str) -> str:
-    """Text from a student (a name, a message) as Markdown that shows it as it is: one line, every punctuation
-    character backslash-escaped (CommonMark), so it can open no link, tag, table cell or code span."""
+    """Text from a student (a name, a message) as Markdown that shows it as it is, inside a line (never at its
+    start): one line, and each character that could open emphasis, a link, a tag, an entity, a table cell or a
+    code span backslash-escaped (CommonMark); the rest (a dot, a bracket) means nothing there."""
     return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(safe(text).split()))
 
 
