@@ -141,6 +141,10 @@ COST_BASE_OP = "numpy's own {op} on the same inputs"
 COST_BASE_SUM = "numpy's own sum of the same gradients"
 HINT_UNBROADCAST_COST = ("sum with numpy over whole axes (arr.sum(axis=..., keepdims=...)), not with a Python loop "
                          "over the elements")
+HINT_COST_FORMULA = ("write the rule with numpy operations over whole arrays: no Python loop over the elements, and no "
+                     "finite differences or complex step per entry")
+HINT_COST_MATMUL = ("write each gradient as one matrix product of whole arrays, not finite differences or a loop per "
+                    "entry")
 GRADER_ERROR = ("Task {task} ({title}): the grader itself failed ({error}). "
                 "This is not your mistake: please tell your instructor.")
 GRADER_ERROR_LOG = "autograd-lab: the grader itself failed on task {task}; please report this:\n{trace}"
@@ -171,6 +175,61 @@ ORACLE_HINT_FIT = ("fit trains the model, loader and optimizer it is given: one 
 ORACLE_HINT_RULE = "call unbroadcast(g, x.shape): the gradient of the output, and the shape of the input it is for"
 
 TOTAL = "total {score:g}/{max_score:g} ({examples:,} Hypothesis examples{timing})"
+
+# ----- Tasks 1.1-1.8: the backward rules (graders/judge/checks/ops.py), one hint per line of its op table -----
+# A hint names what to think about, never the formula.
+OP_UPSTREAM = "  g = {value}   (the upstream gradient)"
+OP_CONSTANT = "  constant {value!r}"
+OP_RETURNS_ONE = "dL/d{name} of shape {shape}"
+HINT_ADD = ("how much out moves when x (or y) moves, times g; each summed back to its input's shape "
+            "(unbroadcast)")
+HINT_SUB = HINT_ADD  # the same sum rule, the sign aside
+HINT_ADD_CONSTANT = "a constant gets no gradient: one gradient, for the Tensor"
+HINT_SUB_CONSTANT = "a constant gets no gradient; mind the sign y enters out with"
+HINT_NEG = "mind the sign x enters out with"
+HINT_MUL = ("the derivative of a product by one factor involves the other factor; each summed back to its input's "
+            "shape")
+HINT_MUL_CONSTANT = "the derivative of x * c by x, for a constant c, times g"
+HINT_DIV = "differentiate x * (1 / y) by each of x and y; each summed back to its input's shape"
+HINT_DIV_CONSTANT = "differentiate c * (1 / y) by y, for a constant c"
+HINT_MATMUL = ("write one entry of out as a sum over the shared axis and differentiate; the gradients' shapes leave "
+               "one way to combine g with the other matrix")
+HINT_POW = "the power rule of calculus, times g"
+HINT_EXP = "exp is its own derivative, and the forward's out is at hand"
+HINT_LOG = "the derivative of log, times g"
+HINT_RELU = "relu's slope is 1 where x > 0 and 0 elsewhere"
+HINT_RELU_AT_ZERO = "PyTorch takes relu's slope at exactly 0 as 0"
+HINT_TANH = "tanh's derivative is simplest written with its output out"
+HINT_SIGMOID = "sigmoid's derivative is simplest written with its output out"
+HINT_SUM = "every element gets the g of the sum it went into: put the summed axes back, then broadcast"
+HINT_MEAN = "like sum's rule, divided by the number of elements averaged together"
+HINT_SQUARE_MEAN = ("a mean of squares: the square's derivative, and the mean's division by the number of "
+                    "elements")
+HINT_RESHAPE = "reshape only moves entries: nothing is scaled, only the shape goes back"
+HINT_T = "a transpose only moves entries: reverse the axes back"
+# Mistakes a rule's numbers show (ops.MISTAKES computes the gradient each one gives): the mistake, named.
+HINT_OP_MISTAKES = {
+    "forgets_g": ("the local derivative alone: the chain rule multiplies it by g, the gradient arriving from the "
+                  "output"),
+    "mul_x_by_itself": ("the gradient for x was multiplied by x itself; a product's derivative by one factor "
+                        "involves the other factor"),
+    "mul_y_by_itself": ("the gradient for y was multiplied by y itself; a product's derivative by one factor "
+                        "involves the other factor"),
+    "div_no_numerator": "that is the derivative of 1 / y alone: the numerator x is missing",
+    "pow_not_lowered": "the power was not lowered by one",
+    "exp_unchanged": "g passed on unchanged: exp's own derivative is never multiplied in",
+    "log_multiplied": "multiplied by x, where log's derivative divides by it",
+    "relu_at_zero": "the gradient passes at exactly x = 0, where PyTorch's slope is 0",
+    "tanh_of_input": "the input x was used where the rule needs tanh's output out",
+    "tanh_not_squared": "the output appears, but not squared",
+    "sigmoid_of_input": "the input x was used where the rule needs sigmoid's output out",
+    "sigmoid_half": "half the derivative: a factor with (1 - out) is missing",
+    "square_mean_not_divided": "not divided by the number of elements averaged",
+    "square_mean_no_two": "the square's factor 2 is missing",
+}
+UNBROADCAST_INPUT = "  grad = {value}"
+UNBROADCAST_SOURCE = "the gradient summed over the broadcast axes"
+HINT_UNBROADCAST = "sum away the extra leading axes, then sum (keepdims) every axis where the target has size 1"
 
 # ----- Tasks 3 and 4: the optimizers and the DataLoader -----
 ANSWER_INCOMPLETE = ("Task {task} ({title}): the answer about {doing} came back incomplete or malformed; "
