@@ -55,6 +55,21 @@ HINT_GRAD_FLOAT = ("store what reaches a leaf as a new float64 array (np.array(g
                    "return integers, and a .grad has the leaf's dtype, as in PyTorch")
 HINT_GRAD_DTYPE = ("convert a given grad to float64 before the walk (np.asarray(grad, dtype=np.float64)): numpy adds "
                    "and multiplies float16, float32 and bool arrays in their own dtype")
+# Where an expected value came from (EXPECTED_FROM's source), and what the engine's tasks expect of a leaf.
+SOURCE_TORCH = "torch.autograd, float64"
+SOURCE_CPU = "CPU"
+SOURCE_CPU_CUDA = "CPU and CUDA agree"
+SOURCE_FINITE_DIFFERENCES = "finite differences agree"
+ENGINE_SOURCE_GRAPH = "torch.autograd on the same graph"
+ENGINE_SOURCE_BY_HAND = "the chain rule by hand"
+ENGINE_SOURCE_RECORDED = "the chain rule on the recorded ops"
+ENGINE_SOURCE_NUMPY = "numpy"
+ENGINE_EXPECTED_NONE = "None (it does not require grad, or the output does not use it)"
+ENGINE_EXPECTED_NONE_RECORDED = "None: nothing recorded reaches it, or it does not require grad"
+ENGINE_EXPECTED_ARRAY = "an ndarray of shape {shape}: the output depends on it"
+ENGINE_EXPECTED_PLAIN_LEAF = "a plain leaf: requires_grad=False, no parents"
+ENGINE_EXPECTED_RECORDED = "recorded again (requires_grad=True, 2 parents)"
+NOT_FINITE = "not finite (it holds nan or inf)"
 SKIPPED_NO_CUDA = "Task {task} ({title}): skipped, no CUDA device on the grading machine (carries no points)."
 PASSED = "Task {task} ({title}): passed."
 RULE_RETURNS = "  the rule must return a tuple of {count}: {grads}"
@@ -234,6 +249,8 @@ HINT_UNBROADCAST = "sum away the extra leading axes, then sum (keepdims) every a
 # ----- Tasks 3 and 4: the optimizers and the DataLoader -----
 ANSWER_INCOMPLETE = ("Task {task} ({title}): the answer about {doing} came back incomplete or malformed; "
                      "has the submission changed the grader's own code in its process?")
+OPTIM_IGNORED_WHAT = "momentum and weight decay"
+OPTIM_IGNORED_OPTIONS = "momentum and weight_decay"
 OPTIM_DOING = "running {call} for {steps} step(s){extra}"
 OPTIM_DOING_SKIPS = ", some parameters' grad being None"
 OPTIM_DOING_RESUME = ", loading its state dict into a new optimizer after step {step}"
@@ -373,6 +390,10 @@ LOOP_WEIGHTS_BEFORE = "the weights before evaluate"
 LOOP_OWN_RUN = ("your own uninterrupted fit over the same batches; it differs from the reference fit, "
                 "which task 5.4 reports")
 LOOP_FLOAT = "a Python float ({how})"
+LOOP_FLOAT_HOW = "read the loss with .item()"
+LOOP_FLOATS = "a list of floats, one per epoch"
+LOOP_PER_EPOCH = "{count} (one per epoch)"
+LOOP_NO_VAL = "none (there is no val_loader)"
 LOOP_HISTORY = 'a dict {"train_loss": [...], "val_loss": [...]}'
 
 HINT_TRAIN_MODE = "call model.train() at the start of train_epoch: the model may arrive in eval mode"
@@ -408,6 +429,7 @@ CLIP_REPLACED = ("Task {task} ({title}): clip_grad_norm gave parameter {index} a
                  "  hint: multiply in place (g *= scale), as torch.nn.utils.clip_grad_norm_ does")
 CLIP_INPUTS = "  grads {grads}, max_norm={max_norm!r}"
 CLIP_SOURCE = "torch.nn.utils.clip_grad_norm_, float64"
+CLIP_SKIPPED = "None (a parameter without a grad is skipped)"
 HINT_CLIP = "total = sqrt(sum of every squared grad entry); each grad *= min(1, max_norm / (total + 1e-6))"
 HINT_CLIP_EPSILON = ("yours is scaled by max_norm / total: torch adds 1e-6, "
                      "scale = min(1, max_norm / (total + 1e-6))")
@@ -453,6 +475,9 @@ FIT_E2E_EPOCH_LAST = " (the last one smaller)"
 CKPT_NOT_AT_PATH = ("Task {task} ({title}): after fit(..., checkpoint={path!r}) there is no file at {path!r}; "
                     "{found}.\n  hint: {hint}")
 CKPT_FOUND = "the folder holds {names}"
+CKPT_TOO_LARGE = ("an archive of {members} members, {size} bytes unpacked (the checker reads at most {most}, "
+                  "{most_bytes} bytes)")
+CKPT_SINGLE_ARRAY = "the file holds a single array, not an npz archive of the state dicts"
 CKPT_NOTHING = "nor any file whose name starts with it"
 HINT_CKPT_NPZ = ("np.savez(path, ...) appends '.npz' to a name that lacks it: save through an open file "
                  "(with open(path, 'wb') as f: np.savez(f, ...))")
