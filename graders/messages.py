@@ -562,6 +562,12 @@ HINT_TORCH_GRAD = "keep torch.no_grad() around the validation loop only"
 HINT_TORCH_ZERO_GRAD = ("the run matches one that never clears gradients: call optimizer.zero_grad() before each "
                         "backward")
 
+# ----- the autograd-lab command (graders/cli.py, graders/cli_class.py) -----
+CLI_FAILED = "autograd-lab {command}: {error}"
+EXERCISES_OUT_OF_SYNC = "exercises out of sync with solutions/: {files}; run `autograd-lab build-exercises`"
+EXERCISES_IN_SYNC = "{out}: in sync with solutions/"
+EXERCISES_WRITTEN = "{out}: wrote {count} file(s){files}"
+EXERCISES_WRITTEN_FILES = ": {files}"
 BUILD_WOULD_OVERWRITE = ("{out}: not written: {files} hold filled-in tasks (a task's stub is gone), and "
                          "regenerating would replace that work with stubs. Keep your work elsewhere (the student "
                          "bundle of `autograd-lab release`), or pass --force to replace it.")
@@ -578,6 +584,7 @@ NOTEBOOK_JUDGE_SILENT = "the judge said nothing for {seconds:g} s, so it was sto
 NOTEBOOK_JUDGE_NO_START = "the judge's process could not be started ({why})"
 NOTEBOOK_NO_JUDGE = ("The grader's step (JudgeGrades in Autograde.autograde_preprocessors) did not run, so no score "
                      "can be trusted: 0 points. Rewrite nbgrader_config.py with `autograd-lab nbgrader`.")
+NOTEBOOK_GRADING = "autograd-lab: grading the .py files in {folder} with the judge"
 NOTEBOOK_JUDGED = "autograd-lab's graders, on the .py files of this submission:\n{text}\n"
 # nbgrader's kernel (graders/integrations/kernel_jail.py): the jail's refusal, said on nbgrader's log and in each
 # cell the notebook's kernel is sent, and doctor's line.
