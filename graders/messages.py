@@ -378,7 +378,10 @@ EVAL_AFTER_SOURCE = ("the network's output plus 1 in training mode and 2 with gr
 LOOP_SETUP_MODEL = "  model {model}, {n} examples in batches of {batch_size} ({batches} batches, {order})"
 LOOP_SETUP_OPTIM = "  {optimizer}, {loss}{options}"
 LOSS_MSE = "MSELoss()"
-# A loss whose value depends on which argument is the target, so a call loss_fn(target, prediction) shows.
+# A loss whose value depends on which argument is the target, so a call loss_fn(target, prediction) shows. This
+# line is its one definition: the judge computes it in graders/judge/checks/trajectory.weighted_loss and the
+# worker in graders/worker/verbs_loop.weighted_loss (the two share no code), and tests/test_checks_loop.py holds
+# both to the formula written here.
 LOSS_WEIGHTED = "loss_fn(prediction, target) = mean((1 + target**2) * (prediction - target)**2)"
 HINT_LOSS_ARGS = ("call loss_fn(prediction, target), the prediction first, as torch.nn.MSELoss()(input, target): "
                   "these numbers are those of loss_fn(target, prediction)")
