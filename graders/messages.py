@@ -163,7 +163,8 @@ HINT_COST_MATMUL = ("write each gradient as one matrix product of whole arrays, 
 GRADER_ERROR = ("Task {task} ({title}): the grader itself failed ({error}). "
                 "This is not your mistake: please tell your instructor.")
 GRADER_ERROR_LOG = "autograd-lab: the grader itself failed on task {task}; please report this:\n{trace}"
-# ----- what a worker asks the judge for mid-request (graders.judge.oracles): refused or failed, it is the asker's -----
+# ----- the oracles (graders.judge.oracles): refused or failed, the call is the asker's -----
+# A student reads an oracle as the given function: "the given train_epoch".
 ORACLE_FAILED = "Task {task} ({title}): while {doing}, {failure}.\n  hint: {hint}"
 ORACLE_TOO_LARGE = ("your {caller} asked the given {oracle} for {asked}; the checks' runs use at most {most}, and "
                     "the grader answers nothing larger")
