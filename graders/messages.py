@@ -18,6 +18,10 @@ MISSING_FILE = "Task {task}: {file} is missing from the submission."
 NOT_REGULAR_FILE = ("Task {task}: {file} in the submission is {kind}, not a file, so it was not read; hand in the "
                     "file itself.")
 RAISED = "Task {task} ({title}): {doing} raised {error}"
+# Why a worker refuses an import (the student's ModuleNotFoundError says it: graders.judge.worker_process.refused).
+IMPORT_REFUSED_GRADERS = "a submission cannot import the graders or the reference"
+IMPORT_REFUSED_AUTODIFF = ("only torch_loop.py may import torch or another "
+                           "autodiff library (contract.md)")
 RAISED_AT = "  at {where}"
 DIED = "Task {task} ({title}): the student process died while {doing}."
 LAST_WORDS = "  its last line on stderr: {line}"
