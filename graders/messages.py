@@ -4,6 +4,15 @@ A failure message is the whole report: the task and op, the inputs, theirs,
 the expected value and where it came from, the tolerance, one hint line.
 At most about a dozen lines, in the student's terms, never grader source.
 Tests import these templates and pin the rendered text.
+
+Hints, where an expected value came from, the tables of known mistakes and
+what the commands print are all here, grouped by task; tests/test_structure.py
+fails on a sentence printed, logged or passed as a hint or a source anywhere
+else. What stays beside its code: the names a check gives what it probes (a
+message's ``what`` and ``doing``, "x.grad after step 2"), the command line's
+--help (argparse's, with each option), graders/entry.py's refusal (it runs
+before numpy, which this module imports) and the worker's own errors (it
+imports nothing of graders).
 """
 
 from __future__ import annotations
