@@ -579,6 +579,68 @@ HINT_TORCH_GRAD = "keep torch.no_grad() around the validation loop only"
 HINT_TORCH_ZERO_GRAD = ("the run matches one that never clears gradients: call optimizer.zero_grad() before each "
                         "backward")
 
+# ----- autograd-lab doctor (graders/judge/doctor.py) and the scorecard's isolation line -----
+DOCTOR_INTERPRETER = "interpreter:  {path}"
+DOCTOR_UID = "running as:   uid {uid}{root}"
+DOCTOR_UID_ROOT = " (root: each worker runs as an unprivileged uid of its own)"
+DOCTOR_BUBBLEWRAP = "bubblewrap:   {found}{broken}"
+DOCTOR_BUBBLEWRAP_AT = "{version} at {path}"
+DOCTOR_BUBBLEWRAP_MISSING = "not installed"
+DOCTOR_BUBBLEWRAP_BROKEN = " (installed, but cannot make a sandbox here)"
+DOCTOR_ISOLATION = "isolation:    {isolation}"
+DOCTOR_WORKERS = "workers:      {workers}"
+DOCTOR_BUDGETS = "budgets:      {budgets}"
+DOCTOR_KERNEL = "nbgrader:     the notebook's kernel runs {kernel}"
+DOCTOR_CUDA = "CUDA:         {device}"
+DOCTOR_NO_CUDA = "none (task 6.2 is skipped)"
+DOCTOR_WORKER = "the worker:   {text}"
+DOCTOR_FALLBACK = "--isolation limits: {isolation}"
+DOCTOR_FALLBACK_WORKER = "  the worker:   {text}"
+DOCTOR_HINT_BUBBLEWRAP = ("hint: install bubblewrap (apt-get install bubblewrap) for no network, a private pid "
+                          "namespace and a filesystem that shows the worker only the submission and the interpreter")
+# What student code can and cannot do on this machine (doctor's "the worker:" line), by the isolation it gets.
+DOCTOR_WORKER_CAN = {
+    "bubblewrap": ("sees only the interpreter (read-only, without torch outside task 6) and the package it is "
+                   "graded on; no network; cannot see or signal the judge; its /tmp and working folder are "
+                   "private and size-capped"),
+    "reads_all": ("can READ every file on this machine, other students' submissions and any checkout's solutions/ "
+                  "included (the uid keeps CAP_DAC_READ_SEARCH: {interpreter} is not reachable by other uids, "
+                  "and this machine allows no mount namespace to hide anything), but write only its working folder "
+                  "and /tmp (swept after it); cannot signal the judge or read its memory"),
+    "namespace": ("reads what any user can read, less what a mount namespace of its own hides: other grades, the "
+                  "folder of the submissions, the checkout's solutions/, the graders and (outside task 6) torch; no "
+                  "network; writes only its working folder and /tmp (swept after it); cannot signal the judge; its "
+                  "command line names no folder"),
+    "uid": ("can read what any user can read (other students' submissions too, where their folders let "
+            "anyone read, and torch, kept from the numpy tasks by an import refusal alone: this machine allows "
+            "no mount namespace), write only its working folder and /tmp (swept after it); cannot signal the "
+            "judge"),
+    "judge_uid": ("runs as the judge's own uid: it can read and write whatever the judge can (other students' "
+                  "submissions, any checkout's solutions/ and the results directory included); use bubblewrap, or "
+                  "run the judge as root to drop the worker"),
+}
+# The isolation, one line for the scorecard and doctor (graders.judge.sandbox.Isolation.describe): its parts.
+ISOLATION_PARTS = {
+    "limits": "process limits",
+    "bubblewrap": "bubblewrap (no network, private pid namespace, read-only interpreter)",
+    "reads_all": "an unprivileged uid that can read every file (no bubblewrap, no mount namespace: nothing is hidden)",
+    "namespace": "an unprivileged uid, a mount namespace that hides other grades, the submissions' folder, the graders "
+                 "and torch",
+    "uid": "an unprivileged uid",
+    "root": "running as root (the process-count limit does not bind)",
+    "judge_uid": "the judge's own uid (no bubblewrap: it can read and write what the judge can, other students' files "
+                 "included)",
+}
+# How workers start (graders.judge.forkserver.describe) and the budgets over a grade (graders.judge.budget.describe).
+WORKERS_COLD_SWITCH = "each a fresh interpreter ({switch}=off)"
+WORKERS_COLD = "each a fresh interpreter (workers are forked only where the judge runs as root with bubblewrap)"
+WORKERS_FORKED = ("forked into bubblewrap's sandbox from two fork servers a judge keeps (numpy; torch and the loop's "
+                  "stand-ins): no interpreter start and no torch import per worker")
+BUDGETS_NONE = ("none over the whole tree (not root, or no cgroup with the memory and pids controllers to make): "
+                "only each process's own limits bind")
+BUDGETS_CGROUP = ("cgroup {kind}: {gib} GiB and {processes} processes for all of a grade's workers together, one "
+                  "share of the CPU whatever their number, and at most {cores} cores at once")
+
 # ----- the autograd-lab command (graders/cli.py, graders/cli_class.py) -----
 CLI_FAILED = "autograd-lab {command}: {error}"
 EXERCISES_OUT_OF_SYNC = "exercises out of sync with solutions/: {files}; run `autograd-lab build-exercises`"
