@@ -24,6 +24,11 @@ NOT_ATTEMPTED_IGNORED = ("Task {task} not attempted yet: {what} (your code in {f
                          "it moves exactly as plain SGD does).")
 NEEDS_OTHER_TASK = "Task {task} not attempted yet: it needs {what}, which still raises NotImplementedError."
 MISSING_FILE = "Task {task}: {file} is missing from the submission."
+# A path that holds nothing to grade (graders.judge.layout.student_files): the command says it, and grades nothing.
+SUBMISSION_MISSING = "{submission}: no such folder"
+SUBMISSION_NOT_A_FOLDER = "{submission}: not a folder (expected a folder laid out like exercises/)"
+SUBMISSION_NO_MODULE = "{submission}: holds none of {files}; expected a folder laid out like exercises/"
+SUBMISSION_TOO_LARGE = "{submission}: its .py files hold {size} bytes, more than {most}"
 NOT_REGULAR_FILE = ("Task {task}: {file} in the submission is {kind}, not a file, so it was not read; hand in the "
                     "file itself.")
 RAISED = "Task {task} ({title}): {doing} raised {error}"
@@ -580,6 +585,10 @@ HINT_TORCH_ZERO_GRAD = ("the run matches one that never clears gradients: call o
                         "backward")
 
 # ----- autograd-lab doctor (graders/judge/doctor.py) and the scorecard's isolation line -----
+ISOLATION_NO_BUBBLEWRAP = ("bubblewrap was asked for, but `bwrap` is missing or cannot make a sandbox here "
+                           "(Debian/Ubuntu: apt-get install bubblewrap)")
+ISOLATION_NO_SCRATCH = ("no folder to grade in that a worker's uid can reach: {folder} lies under a private folder, "
+                        "and /tmp, /var/tmp and /dev/shm are not usable")
 DOCTOR_INTERPRETER = "interpreter:  {path}"
 DOCTOR_UID = "running as:   uid {uid}{root}"
 DOCTOR_UID_ROOT = " (root: each worker runs as an unprivileged uid of its own)"

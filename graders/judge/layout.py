@@ -31,6 +31,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from graders import messages as msg
 from graders import paths
 from graders.tasks import GRADED_MODULES
 
@@ -78,16 +79,17 @@ def student_files(submission: Path) -> dict[str, Path]:
     """The submission's top-level .py files by module name; raises SubmissionError if there is nothing to grade."""
     submission = Path(submission)
     if not submission.exists():
-        raise SubmissionError(f"{submission}: no such folder")
+        raise SubmissionError(msg.SUBMISSION_MISSING.format(submission=submission))
     if not submission.is_dir():
-        raise SubmissionError(f"{submission}: not a folder (expected a folder laid out like exercises/)")
+        raise SubmissionError(msg.SUBMISSION_NOT_A_FOLDER.format(submission=submission))
     files = {p.stem: p for p in sorted(submission.glob("*.py")) if stat.S_ISREG(_lstat_mode(p))}
     if not any(name in files for name in GRADED_MODULES):
-        raise SubmissionError(f"{submission}: holds none of {', '.join(m + '.py' for m in GRADED_MODULES)}; "
-                              "expected a folder laid out like exercises/")
+        raise SubmissionError(msg.SUBMISSION_NO_MODULE.format(
+            submission=submission, files=", ".join(m + ".py" for m in GRADED_MODULES)))
     size = sum(p.stat().st_size for p in files.values())
     if size > MAX_SUBMISSION_BYTES:
-        raise SubmissionError(f"{submission}: its .py files hold {size} bytes, more than {MAX_SUBMISSION_BYTES}")
+        raise SubmissionError(msg.SUBMISSION_TOO_LARGE.format(submission=submission, size=size,
+                                                            most=MAX_SUBMISSION_BYTES))
     return files
 
 

@@ -112,8 +112,7 @@ def choose(mode: str = "auto") -> Isolation:
         raise ValueError(f"got sandbox={mode!r}, expected 'auto', 'bubblewrap' or 'limits'")
     use_bwrap = mode != "limits" and bubblewrap_works()
     if mode == "bubblewrap" and not use_bwrap:
-        raise RuntimeError("bubblewrap was asked for, but `bwrap` is missing or cannot make a sandbox here "
-                           "(Debian/Ubuntu: apt-get install bubblewrap)")
+        raise RuntimeError(msg.ISOLATION_NO_BUBBLEWRAP)
     drop = os.geteuid() == 0
     # Everything the interpreter needs: a venv's python is often a link into a prefix under /root. A mount
     # namespace makes it reachable (``Hiding``); where none can be made, the worker's uid must read everything.
@@ -180,8 +179,7 @@ def scratch_parent(isolation: Isolation, wanted: Path | None) -> Path | None:
     for shared in ("/tmp", "/var/tmp", "/dev/shm"):
         if Path(shared).is_dir() and _reachable_by_others(Path(shared)) and os.access(shared, os.W_OK):
             return scratch_base(Path(shared))
-    raise RuntimeError(f"no folder to grade in that a worker's uid can reach: {wanted or tempfile.gettempdir()} "
-                       "lies under a private folder, and /tmp, /var/tmp and /dev/shm are not usable")
+    raise RuntimeError(msg.ISOLATION_NO_SCRATCH.format(folder=wanted or tempfile.gettempdir()))
 
 
 def prepare(layout: Layout, isolation: Isolation) -> None:
