@@ -22,17 +22,17 @@ def _build_exercises(args) -> int:
     if args.check:
         stale = build.out_of_sync(paths.SOLUTIONS, args.out)
         if stale:
-            print(f"exercises out of sync with solutions/: {', '.join(stale)}; "
-                  "run `autograd-lab build-exercises`", file=sys.stderr)
+            print(msg.EXERCISES_OUT_OF_SYNC.format(files=", ".join(stale)), file=sys.stderr)
             return 1
-        print(f"{args.out}: in sync with solutions/")
+        print(msg.EXERCISES_IN_SYNC.format(out=args.out))
         return 0
     try:
         changed = build.build_exercises(paths.SOLUTIONS, args.out, force=args.force)
     except build.WouldOverwriteWork as work:
         print(msg.BUILD_WOULD_OVERWRITE.format(out=args.out, files=", ".join(work.args[0])), file=sys.stderr)
         return 1
-    print(f"{args.out}: wrote {len(changed)} file(s){': ' + ', '.join(changed) if changed else ''}")
+    files = msg.EXERCISES_WRITTEN_FILES.format(files=", ".join(changed)) if changed else ""
+    print(msg.EXERCISES_WRITTEN.format(out=args.out, count=len(changed), files=files))
     return 0
 
 
@@ -46,7 +46,7 @@ def _grade(args) -> int:
             graded = pipeline.grade_submission(args.submission, key=args.key, tasks=args.tasks,
                                                isolation=args.isolation, deadline=args.deadline)
         except (layout.SubmissionError, RuntimeError) as error:
-            print(f"autograd-lab grade: {error}", file=sys.stderr)
+            print(msg.CLI_FAILED.format(command="grade", error=error), file=sys.stderr)
             return 2
         print(scorecard.table(graded.result, seconds=graded.report.seconds))
         outputs.write_views(graded.report, graded.result, results=args.results, markdown_path=args.markdown,
@@ -67,16 +67,15 @@ def _doctor(args) -> int:
 
 
 def _nbgrader(args) -> int:
-    from graders import messages
     from graders.integrations import nbgrader_course
 
     try:
         written = nbgrader_course.build_course(args.course, args.assignment, force=args.force)
     except (ValueError, FileExistsError) as error:
-        print(f"autograd-lab nbgrader: {error}", file=sys.stderr)
+        print(msg.CLI_FAILED.format(command="nbgrader", error=error), file=sys.stderr)
         return 2
     modules = ", ".join(p.name for p in written if p.suffix == ".py" and p.parent.parent.name == "source")
-    print(messages.COURSE_WRITTEN.format(course=args.course, assignment=args.assignment, modules=modules))
+    print(msg.COURSE_WRITTEN.format(course=args.course, assignment=args.assignment, modules=modules))
     return 0
 
 

@@ -14,7 +14,7 @@ from graders import messages as msg
 
 
 def _fail(command: str, error: Exception) -> int:
-    print(f"autograd-lab {command}: {error}", file=sys.stderr)
+    print(msg.CLI_FAILED.format(command=command, error=error), file=sys.stderr)
     return 2
 
 

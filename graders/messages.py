@@ -4,6 +4,15 @@ A failure message is the whole report: the task and op, the inputs, theirs,
 the expected value and where it came from, the tolerance, one hint line.
 At most about a dozen lines, in the student's terms, never grader source.
 Tests import these templates and pin the rendered text.
+
+Hints, where an expected value came from, the tables of known mistakes and
+what the commands print are all here, grouped by task; tests/test_structure.py
+fails on a sentence printed, logged or passed as a hint or a source anywhere
+else. What stays beside its code: the names a check gives what it probes (a
+message's ``what`` and ``doing``, "x.grad after step 2"), the command line's
+--help (argparse's, with each option), graders/entry.py's refusal (it runs
+before numpy, which this module imports) and the worker's own errors (it
+imports nothing of graders).
 """
 
 from __future__ import annotations
@@ -15,9 +24,18 @@ NOT_ATTEMPTED_IGNORED = ("Task {task} not attempted yet: {what} (your code in {f
                          "it moves exactly as plain SGD does).")
 NEEDS_OTHER_TASK = "Task {task} not attempted yet: it needs {what}, which still raises NotImplementedError."
 MISSING_FILE = "Task {task}: {file} is missing from the submission."
+# A path that holds nothing to grade (graders.judge.layout.student_files): the command says it, and grades nothing.
+SUBMISSION_MISSING = "{submission}: no such folder"
+SUBMISSION_NOT_A_FOLDER = "{submission}: not a folder (expected a folder laid out like exercises/)"
+SUBMISSION_NO_MODULE = "{submission}: holds none of {files}; expected a folder laid out like exercises/"
+SUBMISSION_TOO_LARGE = "{submission}: its .py files hold {size} bytes, more than {most}"
 NOT_REGULAR_FILE = ("Task {task}: {file} in the submission is {kind}, not a file, so it was not read; hand in the "
                     "file itself.")
 RAISED = "Task {task} ({title}): {doing} raised {error}"
+# Why a worker refuses an import (the student's ModuleNotFoundError says it: graders.judge.worker_process.refused).
+IMPORT_REFUSED_GRADERS = "a submission cannot import the graders or the reference"
+IMPORT_REFUSED_AUTODIFF = ("only torch_loop.py may import torch or another "
+                           "autodiff library (contract.md)")
 RAISED_AT = "  at {where}"
 DIED = "Task {task} ({title}): the student process died while {doing}."
 LAST_WORDS = "  its last line on stderr: {line}"
@@ -55,6 +73,21 @@ HINT_GRAD_FLOAT = ("store what reaches a leaf as a new float64 array (np.array(g
                    "return integers, and a .grad has the leaf's dtype, as in PyTorch")
 HINT_GRAD_DTYPE = ("convert a given grad to float64 before the walk (np.asarray(grad, dtype=np.float64)): numpy adds "
                    "and multiplies float16, float32 and bool arrays in their own dtype")
+# Where an expected value came from (EXPECTED_FROM's source), and what the engine's tasks expect of a leaf.
+SOURCE_TORCH = "torch.autograd, float64"
+SOURCE_CPU = "CPU"
+SOURCE_CPU_CUDA = "CPU and CUDA agree"
+SOURCE_FINITE_DIFFERENCES = "finite differences agree"
+ENGINE_SOURCE_GRAPH = "torch.autograd on the same graph"
+ENGINE_SOURCE_BY_HAND = "the chain rule by hand"
+ENGINE_SOURCE_RECORDED = "the chain rule on the recorded ops"
+ENGINE_SOURCE_NUMPY = "numpy"
+ENGINE_EXPECTED_NONE = "None (it does not require grad, or the output does not use it)"
+ENGINE_EXPECTED_NONE_RECORDED = "None: nothing recorded reaches it, or it does not require grad"
+ENGINE_EXPECTED_ARRAY = "an ndarray of shape {shape}: the output depends on it"
+ENGINE_EXPECTED_PLAIN_LEAF = "a plain leaf: requires_grad=False, no parents"
+ENGINE_EXPECTED_RECORDED = "recorded again (requires_grad=True, 2 parents)"
+NOT_FINITE = "not finite (it holds nan or inf)"
 SKIPPED_NO_CUDA = "Task {task} ({title}): skipped, no CUDA device on the grading machine (carries no points)."
 PASSED = "Task {task} ({title}): passed."
 RULE_RETURNS = "  the rule must return a tuple of {count}: {grads}"
@@ -141,10 +174,15 @@ COST_BASE_OP = "numpy's own {op} on the same inputs"
 COST_BASE_SUM = "numpy's own sum of the same gradients"
 HINT_UNBROADCAST_COST = ("sum with numpy over whole axes (arr.sum(axis=..., keepdims=...)), not with a Python loop "
                          "over the elements")
+HINT_COST_FORMULA = ("write the rule with numpy operations over whole arrays: no Python loop over the elements, and no "
+                     "finite differences or complex step per entry")
+HINT_COST_MATMUL = ("write each gradient as one matrix product of whole arrays, not finite differences or a loop per "
+                    "entry")
 GRADER_ERROR = ("Task {task} ({title}): the grader itself failed ({error}). "
                 "This is not your mistake: please tell your instructor.")
 GRADER_ERROR_LOG = "autograd-lab: the grader itself failed on task {task}; please report this:\n{trace}"
-# ----- what a worker asks the judge for mid-request (graders.judge.oracles): refused or failed, it is the asker's -----
+# ----- the oracles (graders.judge.oracles): refused or failed, the call is the asker's -----
+# A student reads an oracle as the given function: "the given train_epoch".
 ORACLE_FAILED = "Task {task} ({title}): while {doing}, {failure}.\n  hint: {hint}"
 ORACLE_TOO_LARGE = ("your {caller} asked the given {oracle} for {asked}; the checks' runs use at most {most}, and "
                     "the grader answers nothing larger")
@@ -172,9 +210,66 @@ ORACLE_HINT_RULE = "call unbroadcast(g, x.shape): the gradient of the output, an
 
 TOTAL = "total {score:g}/{max_score:g} ({examples:,} Hypothesis examples{timing})"
 
+# ----- Tasks 1.1-1.8: the backward rules (graders/judge/checks/ops.py), one hint per line of its op table -----
+# A hint names what to think about, never the formula.
+OP_UPSTREAM = "  g = {value}   (the upstream gradient)"
+OP_CONSTANT = "  constant {value!r}"
+OP_RETURNS_ONE = "dL/d{name} of shape {shape}"
+HINT_ADD = ("how much out moves when x (or y) moves, times g; each summed back to its input's shape "
+            "(unbroadcast)")
+HINT_SUB = HINT_ADD  # the same sum rule, the sign aside
+HINT_ADD_CONSTANT = "a constant gets no gradient: one gradient, for the Tensor"
+HINT_SUB_CONSTANT = "a constant gets no gradient; mind the sign y enters out with"
+HINT_NEG = "mind the sign x enters out with"
+HINT_MUL = ("the derivative of a product by one factor involves the other factor; each summed back to its input's "
+            "shape")
+HINT_MUL_CONSTANT = "the derivative of x * c by x, for a constant c, times g"
+HINT_DIV = "differentiate x * (1 / y) by each of x and y; each summed back to its input's shape"
+HINT_DIV_CONSTANT = "differentiate c * (1 / y) by y, for a constant c"
+HINT_MATMUL = ("write one entry of out as a sum over the shared axis and differentiate; the gradients' shapes leave "
+               "one way to combine g with the other matrix")
+HINT_POW = "the power rule of calculus, times g"
+HINT_EXP = "exp is its own derivative, and the forward's out is at hand"
+HINT_LOG = "the derivative of log, times g"
+HINT_RELU = "relu's slope is 1 where x > 0 and 0 elsewhere"
+HINT_RELU_AT_ZERO = "PyTorch takes relu's slope at exactly 0 as 0"
+HINT_TANH = "tanh's derivative is simplest written with its output out"
+HINT_SIGMOID = "sigmoid's derivative is simplest written with its output out"
+HINT_SUM = "every element gets the g of the sum it went into: put the summed axes back, then broadcast"
+HINT_MEAN = "like sum's rule, divided by the number of elements averaged together"
+HINT_SQUARE_MEAN = ("a mean of squares: the square's derivative, and the mean's division by the number of "
+                    "elements")
+HINT_RESHAPE = "reshape only moves entries: nothing is scaled, only the shape goes back"
+HINT_T = "a transpose only moves entries: reverse the axes back"
+# Mistakes a rule's numbers show (ops.MISTAKES computes the gradient each one gives): the mistake, named.
+HINT_OP_MISTAKES = {
+    "forgets_g": ("the local derivative alone: the chain rule multiplies it by g, the gradient arriving from the "
+                  "output"),
+    "mul_x_by_itself": ("the gradient for x was multiplied by x itself; a product's derivative by one factor "
+                        "involves the other factor"),
+    "mul_y_by_itself": ("the gradient for y was multiplied by y itself; a product's derivative by one factor "
+                        "involves the other factor"),
+    "div_no_numerator": "that is the derivative of 1 / y alone: the numerator x is missing",
+    "pow_not_lowered": "the power was not lowered by one",
+    "exp_unchanged": "g passed on unchanged: exp's own derivative is never multiplied in",
+    "log_multiplied": "multiplied by x, where log's derivative divides by it",
+    "relu_at_zero": "the gradient passes at exactly x = 0, where PyTorch's slope is 0",
+    "tanh_of_input": "the input x was used where the rule needs tanh's output out",
+    "tanh_not_squared": "the output appears, but not squared",
+    "sigmoid_of_input": "the input x was used where the rule needs sigmoid's output out",
+    "sigmoid_half": "half the derivative: a factor with (1 - out) is missing",
+    "square_mean_not_divided": "not divided by the number of elements averaged",
+    "square_mean_no_two": "the square's factor 2 is missing",
+}
+UNBROADCAST_INPUT = "  grad = {value}"
+UNBROADCAST_SOURCE = "the gradient summed over the broadcast axes"
+HINT_UNBROADCAST = "sum away the extra leading axes, then sum (keepdims) every axis where the target has size 1"
+
 # ----- Tasks 3 and 4: the optimizers and the DataLoader -----
 ANSWER_INCOMPLETE = ("Task {task} ({title}): the answer about {doing} came back incomplete or malformed; "
                      "has the submission changed the grader's own code in its process?")
+OPTIM_IGNORED_WHAT = "momentum and weight decay"
+OPTIM_IGNORED_OPTIONS = "momentum and weight_decay"
 OPTIM_DOING = "running {call} for {steps} step(s){extra}"
 OPTIM_DOING_SKIPS = ", some parameters' grad being None"
 OPTIM_DOING_RESUME = ", loading its state dict into a new optimizer after step {step}"
@@ -302,7 +397,10 @@ EVAL_AFTER_SOURCE = ("the network's output plus 1 in training mode and 2 with gr
 LOOP_SETUP_MODEL = "  model {model}, {n} examples in batches of {batch_size} ({batches} batches, {order})"
 LOOP_SETUP_OPTIM = "  {optimizer}, {loss}{options}"
 LOSS_MSE = "MSELoss()"
-# A loss whose value depends on which argument is the target, so a call loss_fn(target, prediction) shows.
+# A loss whose value depends on which argument is the target, so a call loss_fn(target, prediction) shows. This
+# line is its one definition: the judge computes it in graders/judge/checks/trajectory.weighted_loss and the
+# worker in graders/worker/verbs_loop.weighted_loss (the two share no code), and tests/test_checks_loop.py holds
+# both to the formula written here.
 LOSS_WEIGHTED = "loss_fn(prediction, target) = mean((1 + target**2) * (prediction - target)**2)"
 HINT_LOSS_ARGS = ("call loss_fn(prediction, target), the prediction first, as torch.nn.MSELoss()(input, target): "
                   "these numbers are those of loss_fn(target, prediction)")
@@ -314,6 +412,10 @@ LOOP_WEIGHTS_BEFORE = "the weights before evaluate"
 LOOP_OWN_RUN = ("your own uninterrupted fit over the same batches; it differs from the reference fit, "
                 "which task 5.4 reports")
 LOOP_FLOAT = "a Python float ({how})"
+LOOP_FLOAT_HOW = "read the loss with .item()"
+LOOP_FLOATS = "a list of floats, one per epoch"
+LOOP_PER_EPOCH = "{count} (one per epoch)"
+LOOP_NO_VAL = "none (there is no val_loader)"
 LOOP_HISTORY = 'a dict {"train_loss": [...], "val_loss": [...]}'
 
 HINT_TRAIN_MODE = "call model.train() at the start of train_epoch: the model may arrive in eval mode"
@@ -349,6 +451,7 @@ CLIP_REPLACED = ("Task {task} ({title}): clip_grad_norm gave parameter {index} a
                  "  hint: multiply in place (g *= scale), as torch.nn.utils.clip_grad_norm_ does")
 CLIP_INPUTS = "  grads {grads}, max_norm={max_norm!r}"
 CLIP_SOURCE = "torch.nn.utils.clip_grad_norm_, float64"
+CLIP_SKIPPED = "None (a parameter without a grad is skipped)"
 HINT_CLIP = "total = sqrt(sum of every squared grad entry); each grad *= min(1, max_norm / (total + 1e-6))"
 HINT_CLIP_EPSILON = ("yours is scaled by max_norm / total: torch adds 1e-6, "
                      "scale = min(1, max_norm / (total + 1e-6))")
@@ -394,6 +497,9 @@ FIT_E2E_EPOCH_LAST = " (the last one smaller)"
 CKPT_NOT_AT_PATH = ("Task {task} ({title}): after fit(..., checkpoint={path!r}) there is no file at {path!r}; "
                     "{found}.\n  hint: {hint}")
 CKPT_FOUND = "the folder holds {names}"
+CKPT_TOO_LARGE = ("an archive of {members} members, {size} bytes unpacked (the checker reads at most {most}, "
+                  "{most_bytes} bytes)")
+CKPT_SINGLE_ARRAY = "the file holds a single array, not an npz archive of the state dicts"
 CKPT_NOTHING = "nor any file whose name starts with it"
 HINT_CKPT_NPZ = ("np.savez(path, ...) appends '.npz' to a name that lacks it: save through an open file "
                  "(with open(path, 'wb') as f: np.savez(f, ...))")
@@ -478,6 +584,78 @@ HINT_TORCH_GRAD = "keep torch.no_grad() around the validation loop only"
 HINT_TORCH_ZERO_GRAD = ("the run matches one that never clears gradients: call optimizer.zero_grad() before each "
                         "backward")
 
+# ----- autograd-lab doctor (graders/judge/doctor.py) and the scorecard's isolation line -----
+ISOLATION_NO_BUBBLEWRAP = ("bubblewrap was asked for, but `bwrap` is missing or cannot make a sandbox here "
+                           "(Debian/Ubuntu: apt-get install bubblewrap)")
+ISOLATION_NO_SCRATCH = ("no folder to grade in that a worker's uid can reach: {folder} lies under a private folder, "
+                        "and /tmp, /var/tmp and /dev/shm are not usable")
+DOCTOR_INTERPRETER = "interpreter:  {path}"
+DOCTOR_UID = "running as:   uid {uid}{root}"
+DOCTOR_UID_ROOT = " (root: each worker runs as an unprivileged uid of its own)"
+DOCTOR_BUBBLEWRAP = "bubblewrap:   {found}{broken}"
+DOCTOR_BUBBLEWRAP_AT = "{version} at {path}"
+DOCTOR_BUBBLEWRAP_MISSING = "not installed"
+DOCTOR_BUBBLEWRAP_BROKEN = " (installed, but cannot make a sandbox here)"
+DOCTOR_ISOLATION = "isolation:    {isolation}"
+DOCTOR_WORKERS = "workers:      {workers}"
+DOCTOR_BUDGETS = "budgets:      {budgets}"
+DOCTOR_KERNEL = "nbgrader:     the notebook's kernel runs {kernel}"
+DOCTOR_CUDA = "CUDA:         {device}"
+DOCTOR_NO_CUDA = "none (task 6.2 is skipped)"
+DOCTOR_WORKER = "the worker:   {text}"
+DOCTOR_FALLBACK = "--isolation limits: {isolation}"
+DOCTOR_FALLBACK_WORKER = "  the worker:   {text}"
+DOCTOR_HINT_BUBBLEWRAP = ("hint: install bubblewrap (apt-get install bubblewrap) for no network, a private pid "
+                          "namespace and a filesystem that shows the worker only the submission and the interpreter")
+# What student code can and cannot do on this machine (doctor's "the worker:" line), by the isolation it gets.
+DOCTOR_WORKER_CAN = {
+    "bubblewrap": ("sees only the interpreter (read-only, without torch outside task 6) and the package it is "
+                   "graded on; no network; cannot see or signal the judge; its /tmp and working folder are "
+                   "private and size-capped"),
+    "reads_all": ("can READ every file on this machine, other students' submissions and any checkout's solutions/ "
+                  "included (the uid keeps CAP_DAC_READ_SEARCH: {interpreter} is not reachable by other uids, "
+                  "and this machine allows no mount namespace to hide anything), but write only its working folder "
+                  "and /tmp (swept after it); cannot signal the judge or read its memory"),
+    "namespace": ("reads what any user can read, less what a mount namespace of its own hides: other grades, the "
+                  "folder of the submissions, the checkout's solutions/, the graders and (outside task 6) torch; no "
+                  "network; writes only its working folder and /tmp (swept after it); cannot signal the judge; its "
+                  "command line names no folder"),
+    "uid": ("can read what any user can read (other students' submissions too, where their folders let "
+            "anyone read, and torch, kept from the numpy tasks by an import refusal alone: this machine allows "
+            "no mount namespace), write only its working folder and /tmp (swept after it); cannot signal the "
+            "judge"),
+    "judge_uid": ("runs as the judge's own uid: it can read and write whatever the judge can (other students' "
+                  "submissions, any checkout's solutions/ and the results directory included); use bubblewrap, or "
+                  "run the judge as root to drop the worker"),
+}
+# The isolation, one line for the scorecard and doctor (graders.judge.sandbox.Isolation.describe): its parts.
+ISOLATION_PARTS = {
+    "limits": "process limits",
+    "bubblewrap": "bubblewrap (no network, private pid namespace, read-only interpreter)",
+    "reads_all": "an unprivileged uid that can read every file (no bubblewrap, no mount namespace: nothing is hidden)",
+    "namespace": "an unprivileged uid, a mount namespace that hides other grades, the submissions' folder, the graders "
+                 "and torch",
+    "uid": "an unprivileged uid",
+    "root": "running as root (the process-count limit does not bind)",
+    "judge_uid": "the judge's own uid (no bubblewrap: it can read and write what the judge can, other students' files "
+                 "included)",
+}
+# How workers start (graders.judge.forkserver.describe) and the budgets over a grade (graders.judge.budget.describe).
+WORKERS_COLD_SWITCH = "each a fresh interpreter ({switch}=off)"
+WORKERS_COLD = "each a fresh interpreter (workers are forked only where the judge runs as root with bubblewrap)"
+WORKERS_FORKED = ("forked into bubblewrap's sandbox from two fork servers a judge keeps (numpy; torch and the loop's "
+                  "stand-ins): no interpreter start and no torch import per worker")
+BUDGETS_NONE = ("none over the whole tree (not root, or no cgroup with the memory and pids controllers to make): "
+                "only each process's own limits bind")
+BUDGETS_CGROUP = ("cgroup {kind}: {gib} GiB and {processes} processes for all of a grade's workers together, one "
+                  "share of the CPU whatever their number, and at most {cores} cores at once")
+
+# ----- the autograd-lab command (graders/cli.py, graders/cli_class.py) -----
+CLI_FAILED = "autograd-lab {command}: {error}"
+EXERCISES_OUT_OF_SYNC = "exercises out of sync with solutions/: {files}; run `autograd-lab build-exercises`"
+EXERCISES_IN_SYNC = "{out}: in sync with solutions/"
+EXERCISES_WRITTEN = "{out}: wrote {count} file(s){files}"
+EXERCISES_WRITTEN_FILES = ": {files}"
 BUILD_WOULD_OVERWRITE = ("{out}: not written: {files} hold filled-in tasks (a task's stub is gone), and "
                          "regenerating would replace that work with stubs. Keep your work elsewhere (the student "
                          "bundle of `autograd-lab release`), or pass --force to replace it.")
@@ -494,6 +672,7 @@ NOTEBOOK_JUDGE_SILENT = "the judge said nothing for {seconds:g} s, so it was sto
 NOTEBOOK_JUDGE_NO_START = "the judge's process could not be started ({why})"
 NOTEBOOK_NO_JUDGE = ("The grader's step (JudgeGrades in Autograde.autograde_preprocessors) did not run, so no score "
                      "can be trusted: 0 points. Rewrite nbgrader_config.py with `autograd-lab nbgrader`.")
+NOTEBOOK_GRADING = "autograd-lab: grading the .py files in {folder} with the judge"
 NOTEBOOK_JUDGED = "autograd-lab's graders, on the .py files of this submission:\n{text}\n"
 # nbgrader's kernel (graders/integrations/kernel_jail.py): the jail's refusal, said on nbgrader's log and in each
 # cell the notebook's kernel is sent, and doctor's line.

@@ -15,14 +15,14 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Task:
-    """One graded task: its id, title, the student's module it grades, its points, the judge's answers its workers may
-    ask for, and whether it runs the whole stack. The single place each of these is written."""
+    """One graded task: its id, title, the student's module it grades, its points, the oracles its workers may call,
+    and whether it runs the whole stack. The single place each of these is written."""
     id: str
     title: str
     module: str
     points: int
-    # What the checks' workers ask the judge to answer instead of running the student's code for it
-    # (graders.judge.layout.ORACLE_PACKAGES): a mistake in unbroadcast, or in train_epoch, costs its points once.
+    # The oracles its checks' workers call: functions the judge answers in place of the student's own
+    # (docs/design.md), so that a mistake in unbroadcast, or in train_epoch, costs its points once.
     asks_judge: tuple[str, ...] = ()
     # An end-to-end rung that runs every file of the submission together (the lesson's run for 5.4).
     whole_stack: bool = False

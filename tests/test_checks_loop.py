@@ -16,8 +16,10 @@ import torch
 from graders import messages as msg
 from graders import paths
 from graders.judge.checks import torch_loop as torch_checks
+from graders.judge.checks import trajectory
 from graders.judge.grade import FAILED, NOT_ATTEMPTED, PASSED, SKIPPED, grade
 from graders.tasks import BY_ID
+from graders.worker import verbs_loop
 from graders.worker.verbs_torch import SGD as MirrorSGD
 
 TRAIN_TASKS = ("5.1", "5.2", "5.3", "5.4", "5.5")
@@ -120,6 +122,22 @@ def test_the_mirror_sgd_steps_exactly_like_torch_optim_sgd():
 
     for mirror, real in zip(run(MirrorSGD), run(torch.optim.SGD)):
         np.testing.assert_array_equal(mirror, real)
+
+
+def test_the_judge_and_the_worker_compute_the_weighted_loss_its_message_defines():
+    """msg.LOSS_WEIGHTED is the weighted loss's one definition; the judge (trajectory) and the worker (verbs_loop),
+    which share no code, each compute it: do both compute the formula the message writes, which tells a call
+    loss_fn(target, prediction) from the right one?"""
+    call, formula = msg.LOSS_WEIGHTED.split(" = ", 1)
+    assert call == "loss_fn(prediction, target)"
+    rng = np.random.default_rng(0)
+    prediction, target = rng.standard_normal((2, 7, 1))
+    described = eval(formula, {"__builtins__": {}, "mean": np.mean}, {"prediction": prediction, "target": target})
+    judge = trajectory.weighted_loss(torch.from_numpy(prediction), torch.from_numpy(target)).item()
+    worker = verbs_loop.weighted_loss(prediction, target)
+    np.testing.assert_allclose([judge, worker], [described, described], rtol=1e-13, atol=0)
+    swapped = eval(formula, {"__builtins__": {}, "mean": np.mean}, {"prediction": target, "target": prediction})
+    assert not np.isclose(described, swapped)
 
 
 # ----- one known-wrong submission per task -----

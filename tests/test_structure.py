@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import re
 from pathlib import Path
 
 import pytest
@@ -258,3 +259,85 @@ def test_every_message_template_is_defined_once_and_used():
     within = {name: source.count(name) for name in names}
     unused = [name for name in names if name not in elsewhere and within[name] < 2]
     assert unused == [], "templates no module uses"
+
+
+# ----- every sentence a student or instructor reads lives in graders/messages.py -----
+
+# The modules that say things to students and instructors, held to messages.py: the checks (hints, where an expected
+# value came from, their tables of hints), the command line and what the class, results and integrations print or
+# log.
+SPEAKERS = sorted({*GRADERS.glob("judge/checks/*.py"), *GRADERS.glob("cli*.py"), *GRADERS.glob("classgrade/*.py"),
+                   *GRADERS.glob("integrations/*.py"), *GRADERS.glob("results/*.py")})
+SAYING = {"print", "echo", "secho", "info", "warning", "error", "critical"}  # calls whose text a person reads
+SAID_AS = {"hint", "source"}  # keywords whose text a failure message says
+SENTENCE_WORDS = 4  # a literal with this many English words is a sentence, or a piece of one
+
+
+def english_words(text: str) -> int:
+    """The words of ``text`` that read as English (code, paths, formats and numbers do not): a literal's words."""
+    return sum(bool(re.fullmatch(r"[A-Za-z][a-z]*('[a-z]+)?", token.strip(".,;:!?()\"'`")))
+               for token in text.split())
+
+
+def literal_text(node: ast.AST) -> str | None:
+    """The text of a string literal, an f-string's with ``{}`` for each value; None for anything else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(part.value if isinstance(part, ast.Constant) else "{}" for part in node.values)
+    return None
+
+
+def literal_sentences(source: str, *, tables: bool = True) -> list[str]:
+    """Each string literal (or f-string) of ``source`` with SENTENCE_WORDS English words or more that is printed or
+    logged (print, click's echo, a logger), passed as hint= or source=, or, with ``tables``, held in a module-level
+    constant or table (a hint table's sentence): text that belongs in graders/messages.py, as "line: literal".
+    Docstrings are not said to anyone."""
+    tree = ast.parse(source)
+    said = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+            said += node.args if name in SAYING else []
+            said += [keyword.value for keyword in node.keywords if keyword.arg in SAID_AS]
+    if tables:
+        said += [node.value for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value]
+    found = []
+    for expression in said:
+        parts = {id(part) for node in ast.walk(expression) if isinstance(node, ast.JoinedStr) for part in node.values}
+        for node in ast.walk(expression):
+            text = None if id(node) in parts else literal_text(node)
+            if text is not None and english_words(text) >= SENTENCE_WORDS:
+                found.append(f"{node.lineno}: {text!r}")
+    return sorted(set(found))
+
+
+def test_the_sentence_finder_finds_a_sentence():
+    """Can the check below fail: does it find a sentence printed, logged, passed as a hint or a source, or kept in a
+    module's table, and pass a template of messages, a short phrase, code and docstrings?"""
+    source = '''"""A module's docstring, which nobody is shown by a grade."""
+HINTS = {"x": "the gradient for x was multiplied by x itself"}
+NAMES = ("x.sum(axis, keepdims)", "x.relu() at x = 0")
+
+
+def check(ctx, out):
+    """A function's docstring, which nobody is shown either."""
+    print(f"{out}: wrote {len(out)} file(s) to the folder")
+    print(msg.EXERCISES_IN_SYNC.format(out=out), file=sys.stderr)
+    log.info("autograd-lab: grading the files in %s", out)
+    ctx.compare(1, 2, "gradient for x in x + y", source="the chain rule by hand", hint=msg.HINT_ADD)
+    ctx.compare(1, 2, "gradient for y", source=msg.SOURCE_TORCH, hint="sum it back to the input's shape")
+    ctx.fail("the value train_epoch returned", "a str", "a float")
+'''
+    assert [line.split(":")[0] for line in literal_sentences(source)] == ["10", "11", "12", "2", "8"]
+    assert [line.split(":")[0] for line in literal_sentences(source, tables=False)] == ["10", "11", "12", "8"]
+    assert english_words("x.relu() at x = 0") == 2 and english_words("{out}: wrote {count} file(s)") == 1
+
+
+@pytest.mark.parametrize("path", SPEAKERS, ids=lambda path: path.relative_to(GRADERS).as_posix())
+def test_what_a_module_says_to_a_person_comes_from_messages(path):
+    """Does each module that speaks to students or instructors take every sentence it prints, logs, passes as a hint
+    or a source, or keeps in a table from graders/messages.py, so that the rule "every sentence lives in messages"
+    holds (the names of what a check probes, "x.grad after step 2", stay beside the probe)?"""
+    tables = path.parent.name == "checks"  # elsewhere a module-level text is a file's template (nbgrader_config.py)
+    assert literal_sentences(path.read_text(), tables=tables) == [], "sentences to move into graders/messages.py"

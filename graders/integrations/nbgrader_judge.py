@@ -278,7 +278,7 @@ class JudgeGrades(NbGraderPreprocessor):
         """Grade the .py files beside the notebook with the judge before any of the student's code runs, keep the result
         in ``resources``, and tag the graded cells so the kernel skips their visible checks."""
         folder = Path(resources.get("metadata", {}).get("path") or ".").resolve()
-        self.log.info("autograd-lab: grading the .py files in %s with the judge", folder)
+        self.log.info(msg.NOTEBOOK_GRADING.format(folder=folder))
         resources[RESOURCE] = start_grading(folder, self.key, self.isolation)
         # The graded cells' visible checks are for the student: their outputs would be replaced, so the kernel
         # does not run them (a second or two each, task 6.1's imports torch). JudgeScores takes the tag off.

@@ -28,6 +28,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from graders import messages as msg
+
 ROOT = Path("/sys/fs/cgroup")
 MEMORY_BYTES = 4 * 2**30
 PROCESSES = 512
@@ -200,7 +202,5 @@ def describe() -> str:
     """One line for doctor: what budgets bind a submission's whole process tree here."""
     kind = version()
     if kind is None:
-        return ("none over the whole tree (not root, or no cgroup with the memory and pids controllers to make): "
-                "only each process's own limits bind")
-    return (f"cgroup {kind}: {MEMORY_BYTES // 2**30} GiB and {PROCESSES} processes for all of a grade's workers "
-            f"together, one share of the CPU whatever their number, and at most {CPU_CORES} cores at once")
+        return msg.BUDGETS_NONE
+    return msg.BUDGETS_CGROUP.format(kind=kind, gib=MEMORY_BYTES // 2**30, processes=PROCESSES, cores=CPU_CORES)

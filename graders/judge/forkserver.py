@@ -41,6 +41,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from graders import messages as msg
 from graders import paths
 from graders.judge.processes import (
     KEPT_ENV,
@@ -225,11 +226,10 @@ def ready(torch_too: bool) -> bool:
 def describe(isolation) -> str:
     """One line for doctor: how this machine's workers start."""
     if os.environ.get(SWITCH_ENV) == "off":
-        return f"each a fresh interpreter ({SWITCH_ENV}=off)"
+        return msg.WORKERS_COLD_SWITCH.format(switch=SWITCH_ENV)
     if not (isolation.bubblewrap and isolation.drop):
-        return "each a fresh interpreter (workers are forked only where the judge runs as root with bubblewrap)"
-    return ("forked into bubblewrap's sandbox from two fork servers a judge keeps (numpy; torch and the loop's "
-            "stand-ins): no interpreter start and no torch import per worker")
+        return msg.WORKERS_COLD
+    return msg.WORKERS_FORKED
 
 
 def pids() -> set[int]:

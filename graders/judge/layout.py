@@ -4,7 +4,7 @@
     scratch/pkgs/sub_<m>/          the student's <m>.py beside the given code (the stubs) for the rest
     scratch/pkgs/sub_train/        the student's train.py beside the given code and stand-ins (STANDINS)
     scratch/pkgs/sub_all/          every student module, the stubs for the missing ones (the end-to-end check)
-    scratch/pkgs/judge_<what>/     a marker: its worker may ask the judge for <what> (ORACLE_PACKAGES)
+    scratch/pkgs/judge_<what>/     a marker: its worker may call the oracles <what> names (ORACLE_PACKAGES)
     scratch/roots/<key>/           links to the packages one worker process may import (without bubblewrap)
     scratch/work/<key>/            one worker process's working directory (without bubblewrap)
     scratch/log/                   the workers' stdout and stderr, size-capped
@@ -15,8 +15,8 @@ the given code, the stubs students start from (``paths.GIVEN``), so a worker
 holds no solution body: everything it can read there is public. The loop tasks
 run the student's train.py over stand-ins that compute with torch
 (graders/worker/standins.py) instead of an engine and an optimizer; while fit
-is graded, its train_epoch and evaluate are the judge's answers, and the
-student's rules of 1.2 and 1.3 run over an ``unbroadcast`` the judge answers
+is graded, its train_epoch and evaluate are oracles (the judge answers them),
+and the student's rules of 1.2 and 1.3 run over the oracle ``unbroadcast``
 (``ORACLE_PACKAGES``). Each worker process sees only the packages it serves
 (``graders.judge.worker_process``). Nothing here reads solutions/: the installed
 package does not hold it.
@@ -31,10 +31,11 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from graders import messages as msg
 from graders import paths
 from graders.tasks import GRADED_MODULES
 
-# Packages that only mark a worker process, and what the judge answers it (graders.judge.worker_process.ORACLES).
+# Packages that only mark a worker process, and the oracles it may call (graders.judge.worker_process.ORACLES).
 ORACLE_PACKAGES = {"judge_unbroadcast": ("unbroadcast",), "judge_epochs": ("train_epoch", "evaluate")}
 # Modules of a hybrid that are stand-ins in place of the given code: they re-export the worker's torch-backed
 # Tensor and optimizers (graders/worker/standins.py, imported by the worker before any student code).
@@ -78,16 +79,17 @@ def student_files(submission: Path) -> dict[str, Path]:
     """The submission's top-level .py files by module name; raises SubmissionError if there is nothing to grade."""
     submission = Path(submission)
     if not submission.exists():
-        raise SubmissionError(f"{submission}: no such folder")
+        raise SubmissionError(msg.SUBMISSION_MISSING.format(submission=submission))
     if not submission.is_dir():
-        raise SubmissionError(f"{submission}: not a folder (expected a folder laid out like exercises/)")
+        raise SubmissionError(msg.SUBMISSION_NOT_A_FOLDER.format(submission=submission))
     files = {p.stem: p for p in sorted(submission.glob("*.py")) if stat.S_ISREG(_lstat_mode(p))}
     if not any(name in files for name in GRADED_MODULES):
-        raise SubmissionError(f"{submission}: holds none of {', '.join(m + '.py' for m in GRADED_MODULES)}; "
-                              "expected a folder laid out like exercises/")
+        raise SubmissionError(msg.SUBMISSION_NO_MODULE.format(
+            submission=submission, files=", ".join(m + ".py" for m in GRADED_MODULES)))
     size = sum(p.stat().st_size for p in files.values())
     if size > MAX_SUBMISSION_BYTES:
-        raise SubmissionError(f"{submission}: its .py files hold {size} bytes, more than {MAX_SUBMISSION_BYTES}")
+        raise SubmissionError(msg.SUBMISSION_TOO_LARGE.format(submission=submission, size=size,
+                                                            most=MAX_SUBMISSION_BYTES))
     return files
 
 

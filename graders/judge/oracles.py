@@ -1,7 +1,8 @@
-"""The judge's answers to what a worker asks in the middle of a request (graders/worker/oracles.py, through
-worker.verbs.ask_judge): ``unbroadcast`` for the student's rules of 1.2 and 1.3, ``train_epoch`` and ``evaluate``
-for the student's ``fit`` (5.4, 5.5). The reference's values cross, never its code. The helper also replays the
-lesson's run for the judge itself (``replay_lesson``, task 5.4), a question no worker is offered.
+"""The oracles: the judge's answers to the functions of the student's API that the student's code calls in a
+worker, in the middle of a request (graders/worker/oracles.py, through worker.verbs.ask_judge): ``unbroadcast``
+for the student's rules of 1.2 and 1.3, ``train_epoch`` and ``evaluate`` for the student's ``fit`` (5.4, 5.5).
+The reference's values cross, never its code. The helper also replays the lesson's run for the judge itself
+(``replay_lesson``, task 5.4), a question no worker is offered.
 
 The asker is untrusted, so every oracle is bounded and charged to it:
 

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-TORCH_SOURCE = "torch.autograd, float64"
+from graders import messages as msg
 
 
 @functools.cache
@@ -111,7 +111,7 @@ def expected_vjp(fn, operands, kwargs, upstream, *, with_finite_differences: boo
 def source_text(with_finite_differences: bool = False) -> str:
     """Where an expected gradient came from, for a failure message: torch's autograd in float64, on the CPU (and CUDA
     where it agreed), and finite differences when they were asked."""
-    parts = [TORCH_SOURCE, "CPU" + (" and CUDA agree" if cuda_available() else "")]
+    parts = [msg.SOURCE_TORCH, msg.SOURCE_CPU_CUDA if cuda_available() else msg.SOURCE_CPU]
     if with_finite_differences:
-        parts.append("finite differences agree")
+        parts.append(msg.SOURCE_FINITE_DIFFERENCES)
     return "; ".join(parts)

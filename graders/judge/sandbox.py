@@ -31,6 +31,7 @@ import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from graders import messages as msg
 from graders import paths
 from graders.judge import bubblewrap
 from graders.judge.layout import Layout
@@ -50,23 +51,20 @@ class Isolation:
 
     def describe(self) -> str:
         """One line for the scorecard: what the worker could and could not do (no uid: results stay identical)."""
-        parts = ["process limits"]
+        parts = ["limits"]
         if self.bubblewrap:
-            parts.append("bubblewrap (no network, private pid namespace, read-only interpreter)")
+            parts.append("bubblewrap")
         if self.drop and self.reads_all:
-            parts.append("an unprivileged uid that can read every file (no bubblewrap, no mount namespace: nothing "
-                         "is hidden)")
+            parts.append("reads_all")
         elif self.drop and not self.bubblewrap and namespaces_work():
-            parts.append("an unprivileged uid, a mount namespace that hides other grades, the submissions' folder, "
-                         "the graders and torch")
+            parts.append("namespace")
         elif self.drop:
-            parts.append("an unprivileged uid")
+            parts.append("uid")
         elif os.geteuid() == 0:
-            parts.append("running as root (the process-count limit does not bind)")
+            parts.append("root")
         elif not self.bubblewrap:
-            parts.append("the judge's own uid (no bubblewrap: it can read and write what the judge can, other "
-                         "students' files included)")
-        return ", ".join(parts)
+            parts.append("judge_uid")
+        return ", ".join(msg.ISOLATION_PARTS[part] for part in parts)
 
     # ----- paths as the worker sees them -----
     def runtime(self, layout: Layout) -> Path:
@@ -114,8 +112,7 @@ def choose(mode: str = "auto") -> Isolation:
         raise ValueError(f"got sandbox={mode!r}, expected 'auto', 'bubblewrap' or 'limits'")
     use_bwrap = mode != "limits" and bubblewrap_works()
     if mode == "bubblewrap" and not use_bwrap:
-        raise RuntimeError("bubblewrap was asked for, but `bwrap` is missing or cannot make a sandbox here "
-                           "(Debian/Ubuntu: apt-get install bubblewrap)")
+        raise RuntimeError(msg.ISOLATION_NO_BUBBLEWRAP)
     drop = os.geteuid() == 0
     # Everything the interpreter needs: a venv's python is often a link into a prefix under /root. A mount
     # namespace makes it reachable (``Hiding``); where none can be made, the worker's uid must read everything.
@@ -182,8 +179,7 @@ def scratch_parent(isolation: Isolation, wanted: Path | None) -> Path | None:
     for shared in ("/tmp", "/var/tmp", "/dev/shm"):
         if Path(shared).is_dir() and _reachable_by_others(Path(shared)) and os.access(shared, os.W_OK):
             return scratch_base(Path(shared))
-    raise RuntimeError(f"no folder to grade in that a worker's uid can reach: {wanted or tempfile.gettempdir()} "
-                       "lies under a private folder, and /tmp, /var/tmp and /dev/shm are not usable")
+    raise RuntimeError(msg.ISOLATION_NO_SCRATCH.format(folder=wanted or tempfile.gettempdir()))
 
 
 def prepare(layout: Layout, isolation: Isolation) -> None:

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from graders import messages as msg
 from graders.judge import bubblewrap, budget, forkserver, oracles, sandbox, uids, work_files
 from graders.judge.layout import ORACLE_PACKAGES, Layout
 from graders.judge.processes import (
@@ -149,10 +150,9 @@ def _asks_helper_for(call) -> int:
 
 def refused(packages: tuple[str, ...]) -> dict[str, str]:
     """What a process serving ``packages`` may not import, and why."""
-    names = dict.fromkeys(sandbox.JUDGE_PACKAGES, "a submission cannot import the graders or the reference")
+    names = dict.fromkeys(sandbox.JUDGE_PACKAGES, msg.IMPORT_REFUSED_GRADERS)
     if not set(packages) & set(TORCH_PACKAGES):
-        names.update(dict.fromkeys(bubblewrap.AUTODIFF, "only torch_loop.py may import torch or another "
-                                                     "autodiff library (contract.md)"))
+        names.update(dict.fromkeys(bubblewrap.AUTODIFF, msg.IMPORT_REFUSED_AUTODIFF))
     return names
 
 

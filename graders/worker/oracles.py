@@ -1,4 +1,5 @@
-"""What a worker asks the judge for instead of holding it: the reference's answer, never its code."""
+"""The oracles, as the student's code calls them in a worker: functions of the student's API that the judge
+answers instead of the worker holding them (the reference's answer, never its code)."""
 
 from __future__ import annotations
 

@@ -62,7 +62,7 @@ def unbroadcast(package, grad, shape):
 
 def op_backward(package, op, operands, kwargs, upstream, isolate_unbroadcast=False):
     """Build one op on fresh leaves and call its recorded rule directly (not the engine).
-    With ``isolate_unbroadcast`` the rule calls the judge's ``unbroadcast`` (worker.oracles), so a
+    With ``isolate_unbroadcast`` the rule calls the oracle ``unbroadcast`` (worker.oracles), so a
     mistake in task 1.1 costs its points once."""
     with _unbroadcast_of_the_judge(package, isolate_unbroadcast):
         _, leaves, out = _forward(package, op, operands, kwargs)
@@ -73,7 +73,7 @@ def op_backward(package, op, operands, kwargs, upstream, isolate_unbroadcast=Fal
 
 @contextlib.contextmanager
 def _unbroadcast_of_the_judge(package, isolate: bool):
-    """Inside, with ``isolate``, the package's ``unbroadcast`` is the judge's (worker.oracles)."""
+    """Inside, with ``isolate``, the package's ``unbroadcast`` is the oracle (worker.oracles)."""
     tensor_module = module(package, "tensor")
     own = tensor_module.unbroadcast
     if isolate:

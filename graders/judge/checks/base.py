@@ -232,10 +232,10 @@ class Context:
                                       **msg.header(self.task)),
                 (hint := msg.diagnose(value, np.zeros(shape))) and msg.HINT.format(hint=hint)))
         if not np.all(np.isfinite(value)):
-            self.fail(what, "not finite (it holds nan or inf)", "finite values")
+            self.fail(what, msg.NOT_FINITE, "finite values")
         return value
 
-    def number(self, claim: dict, what: str, how: str = "read the loss with .item()") -> float:
+    def number(self, claim: dict, what: str, how: str = msg.LOOP_FLOAT_HOW) -> float:
         """A claimed Python float (numpy's float64 is a float too), finite; ``how`` says how to get one."""
         self._well_formed(claim, what)
         if claim.get("kind") == "number" and claim.get("type") == "float":

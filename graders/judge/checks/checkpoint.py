@@ -72,13 +72,13 @@ def parse(data: bytes) -> Saved:
         except (zipfile.BadZipFile, ValueError, OSError) as error:
             raise Unreadable(f"{type(error).__name__}: {str(error)[:200]}") from None
         if len(infos) > MAX_MEMBERS or sum(info.file_size for info in infos) > MAX_UNPACKED_BYTES:
-            raise Unreadable(f"an archive of {len(infos)} members, {sum(i.file_size for i in infos)} bytes "
-                             f"unpacked (the checker reads at most {MAX_MEMBERS}, {MAX_UNPACKED_BYTES} bytes)")
+            raise Unreadable(msg.CKPT_TOO_LARGE.format(members=len(infos), size=sum(i.file_size for i in infos),
+                                                       most=MAX_MEMBERS, most_bytes=MAX_UNPACKED_BYTES))
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as saved:
             return Saved(data, {str(name): np.asarray(saved[name]) for name in saved.files})
     except AttributeError:  # a single .npy: np.load gave an array, which has no context manager
-        raise Unreadable("the file holds a single array, not an npz archive of the state dicts") from None
+        raise Unreadable(msg.CKPT_SINGLE_ARRAY) from None
     except Exception as error:  # noqa: BLE001 - what np.load said is the message
         raise Unreadable(f"{type(error).__name__}: {str(error)[:200]}") from None
 

@@ -17,7 +17,6 @@ from graders.judge import strategies as s
 from graders.judge.checks.base import CheckFailed, Context, NotAttempted
 
 COEFS = (-2.0, -1.0, -0.5, 0.5, 1.0, 2.0, 3.0)
-TORCH_SOURCE = "torch.autograd on the same graph"
 
 
 @st.composite
@@ -100,13 +99,12 @@ def check_graph(ctx: Context, nodes, seed, *, builds: int = 1, doing: str = "", 
         what = f"grad of leaf x{index}"
         if want is None:
             if claim.get("type") != "NoneType":
-                ctx.fail(what, f"a {claim.get('type')}",
-                         "None (it does not require grad, or the output does not use it)")
+                ctx.fail(what, f"a {claim.get('type')}", msg.ENGINE_EXPECTED_NONE)
             continue
         if claim.get("type") == "NoneType":
-            ctx.fail(what, "None", f"an ndarray of shape {want.shape}: the output depends on it")
+            ctx.fail(what, "None", msg.ENGINE_EXPECTED_ARRAY.format(shape=want.shape))
         yours = ctx.array(claim, want.shape, what)
-        ctx.compare(yours, want, what, inputs=lambda: _graph_text(nodes, seed, builds), source=TORCH_SOURCE,
+        ctx.compare(yours, want, what, inputs=lambda: _graph_text(nodes, seed, builds), source=msg.ENGINE_SOURCE_GRAPH,
                     hint=hint or msg.HINT_CHAIN_RULE)
 
 
@@ -236,7 +234,7 @@ def check_scenarios(ctx: Context, scenarios: dict, expectations, *, strict: bool
                 continue
             what = f".grad after {doing}"
             ctx.compare(ctx.array(claim, want.shape, what, scalar_ok=not strict, hint=hint), want, what,
-                        source="the chain rule by hand", hint=hint)
+                        source=msg.ENGINE_SOURCE_BY_HAND, hint=hint)
 
 
 def no_grad(ctx: Context) -> None:
@@ -260,11 +258,11 @@ def no_grad(ctx: Context) -> None:
         if seen.inside_requires_grad is not False or seen.inside_parents != 0:
             ctx.fail("a * b computed inside no_grad()",
                      f"requires_grad={seen.inside_requires_grad!r} with {seen.inside_parents} parents",
-                     "a plain leaf: requires_grad=False, no parents")
+                     msg.ENGINE_EXPECTED_PLAIN_LEAF)
         if seen.outside_requires_grad is not True or seen.outside_parents != 2:
-            ctx.fail("a * b computed after the block", "not recorded", "recorded again (requires_grad=True, 2 parents)")
+            ctx.fail("a * b computed after the block", "not recorded", msg.ENGINE_EXPECTED_RECORDED)
         ctx.compare(ctx.array(seen.inside_data, a.shape, "a * b inside no_grad()"), a * b,
-                    "value of a * b inside no_grad()", source="numpy")
+                    "value of a * b inside no_grad()", source=msg.ENGINE_SOURCE_NUMPY)
 
     one((np.array([1.0, 2.0]), np.array([3.0, -1.0])))
     ctx.forall(s.shapes(max_dims=2).flatmap(lambda shape: st.tuples(s.arrays(shape), s.arrays(shape))), one,
@@ -544,8 +542,8 @@ def check_program(ctx: Context, steps) -> None:
             what = f"x{leaf}.grad after {where}"
             if want is None:
                 if claim.get("type") != "NoneType":
-                    _program_failure(ctx, steps, what, f"a {claim.get('type')}", "None: nothing recorded reaches "
-                                     "it, or it does not require grad", hint)
+                    _program_failure(ctx, steps, what, f"a {claim.get('type')}", msg.ENGINE_EXPECTED_NONE_RECORDED,
+                                     hint)
                 continue
             if claim.get("type") == "NoneType":
                 _program_failure(ctx, steps, what, "None", f"an ndarray of shape {want.shape}", hint)
@@ -555,7 +553,7 @@ def check_program(ctx: Context, steps) -> None:
                 first, *rest = str(failure).splitlines()
                 raise CheckFailed(msg.lines(first, *program_text(steps), *rest)) from None
             ctx.compare(yours, want, what, inputs=lambda: program_text(steps),
-                        source="the chain rule on the recorded ops", hint=hint)
+                        source=msg.ENGINE_SOURCE_RECORDED, hint=hint)
 
 
 def _hint_for(steps, call: dict) -> str:

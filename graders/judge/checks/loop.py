@@ -199,9 +199,9 @@ def read_history(ctx: Context, claim: dict, function: str, lengths: dict[str, in
     for key in ("train_loss", "val_loss"):
         items, name = claim["items"][key], f'history["{key}"] from {function}'
         if items.get("kind") != "sequence":
-            ctx.fail(name, f"a {items.get('type')}", "a list of floats, one per epoch")
+            ctx.fail(name, f"a {items.get('type')}", msg.LOOP_FLOATS)
         if lengths is not None and len(items["items"]) != lengths[key]:
-            expected = f"{lengths[key]} (one per epoch)" if lengths[key] else "none (there is no val_loader)"
+            expected = msg.LOOP_PER_EPOCH.format(count=lengths[key]) if lengths[key] else msg.LOOP_NO_VAL
             raise CheckFailed(msg.lines(
                 msg.WRONG_KIND.format(what=name, got=f"a list of {len(items['items'])}", expected=expected,
                                       **msg.header(ctx.task)),
@@ -413,7 +413,7 @@ def check_clip(ctx: Context, grads: list, max_norm: float) -> None:
         what = f"parameter {index}'s grad after clip_grad_norm"
         if g is None:
             if claim.get("type") != "NoneType":
-                ctx.fail(what, f"a {claim.get('type')}", "None (a parameter without a grad is skipped)")
+                ctx.fail(what, f"a {claim.get('type')}", msg.CLIP_SKIPPED)
             continue
         yours.append(ctx.array(claim, np.shape(g), f"the {what}"))
         if not same:

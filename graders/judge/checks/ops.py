@@ -62,36 +62,36 @@ B = np.array([0.5, 2.0, -1.5])
 W = np.array([[1.0, -0.5], [0.25, 2.0], [-1.5, 0.75]])
 POSITIVE = np.array([[0.5, 1.0, 2.0], [1.5, 0.25, 3.0]])
 
-# The op table, written out: task, op, how it reads, torch's version, inputs, a friendly point, the math.
+# The op table, written out: task, op, how it reads, torch's version, inputs, a friendly point, its hint
+# (graders/messages.py: a hint names what to think about, never the formula).
 CASES = (
-    OpCase("1.2", "add", "x + y", lambda a, b: a + b, s.operand_pairs(), ([A, B], {}), "how much out moves when x (or y) moves, times g; each summed back to its input's shape (unbroadcast)"),
-    OpCase("1.2", "add", "x + 2.5", lambda a, b: a + b, s.operands_with_constants(left=False), ([A, 2.5], {}), "a constant gets no gradient: one gradient, for the Tensor"),
-    OpCase("1.2", "add", "2.5 + y", lambda a, b: a + b, s.operands_with_constants(left=True), ([2.5, A], {}), "a constant gets no gradient: one gradient, for the Tensor"),
-    OpCase("1.2", "sub", "x - y", lambda a, b: a - b, s.operand_pairs(), ([A, B], {}), "how much out moves when x (or y) moves, times g; each summed back to its input's shape (unbroadcast)"),
-    OpCase("1.2", "sub", "2.5 - y", lambda a, b: a - b, s.operands_with_constants(left=True), ([2.5, A], {}), "a constant gets no gradient; mind the sign y enters out with"),
-    OpCase("1.2", "neg", "-x", lambda a: -a, s.single_operands(), ([A], {}), "mind the sign x enters out with"),
-    OpCase("1.3", "mul", "x * y", lambda a, b: a * b, s.operand_pairs(), ([A, B], {}), "the derivative of a product by one factor involves the other factor; each summed back to its input's shape"),
-    OpCase("1.3", "mul", "x * 2.5", lambda a, b: a * b, s.operands_with_constants(left=False), ([A, 2.5], {}), "the derivative of x * c by x, for a constant c, times g"),
-    OpCase("1.3", "div", "x / y", lambda a, b: a / b, s.operand_pairs(divisor=True), ([A, B], {}), "differentiate x * (1 / y) by each of x and y; each summed back to its input's shape"),
-    OpCase("1.3", "div", "2.5 / y", lambda a, b: a / b, s.operands_with_constants(left=True, divisor=True), ([2.5, POSITIVE], {}), "differentiate c * (1 / y) by y, for a constant c"),
-    OpCase("1.4", "matmul", "x @ w", lambda a, b: a @ b, s.matmul_operands(), ([A, W], {}), "write one entry of out as a sum over the shared axis and differentiate; the gradients' shapes leave one way to combine g with the other matrix"),
-    OpCase("1.5", "pow", "x ** p", lambda a, p: a**p, s.power_operands(), ([POSITIVE], {"p": 3.0}), "the power rule of calculus, times g"),
-    OpCase("1.5", "exp", "x.exp()", _torch("exp"), s.single_operands(), ([A], {}), "exp is its own derivative, and the forward's out is at hand"),
-    OpCase("1.5", "log", "x.log()", _torch("log"), s.single_operands(min_value=0.2, max_value=5.0), ([POSITIVE], {}), "the derivative of log, times g"),
-    OpCase("1.6", "relu", "x.relu()", _torch("relu"), s.single_operands(away_from_zero=0.01), ([A], {}), "relu's slope is 1 where x > 0 and 0 elsewhere"),
-    OpCase("1.6", "tanh", "x.tanh()", _torch("tanh"), s.single_operands(), ([A], {}), "tanh's derivative is simplest written with its output out"),
-    OpCase("1.6", "sigmoid", "x.sigmoid()", _torch("sigmoid"), s.single_operands(), ([A], {}), "sigmoid's derivative is simplest written with its output out"),
-    OpCase("1.7", "sum", "x.sum(axis, keepdims)", _torch_reduce("sum"), s.reduction_operands(), ([A], {"axis": 0, "keepdims": False}), "every element gets the g of the sum it went into: put the summed axes back, then broadcast"),
-    OpCase("1.7", "mean", "x.mean(axis, keepdims)", _torch_reduce("mean"), s.reduction_operands(), ([A], {"axis": 1, "keepdims": True}), "like sum's rule, divided by the number of elements averaged together"),
-    OpCase("1.7", "square_mean", "x.square_mean()", lambda a: (a**2).mean(), s.single_operands(min_dims=1), ([A], {}), "a mean of squares: the square's derivative, and the mean's division by the number of elements"),
-    OpCase("1.8", "reshape", "x.reshape(*shape)", lambda a, shape: a.reshape(shape), s.reshape_operands(), ([A], {"shape": (3, 2)}), "reshape only moves entries: nothing is scaled, only the shape goes back"),
-    OpCase("1.8", "T", "x.T", lambda a: a.permute(tuple(reversed(range(a.ndim)))), s.single_operands(), ([A], {}), "a transpose only moves entries: reverse the axes back"),
+    OpCase("1.2", "add", "x + y", lambda a, b: a + b, s.operand_pairs(), ([A, B], {}), msg.HINT_ADD),
+    OpCase("1.2", "add", "x + 2.5", lambda a, b: a + b, s.operands_with_constants(left=False), ([A, 2.5], {}), msg.HINT_ADD_CONSTANT),
+    OpCase("1.2", "add", "2.5 + y", lambda a, b: a + b, s.operands_with_constants(left=True), ([2.5, A], {}), msg.HINT_ADD_CONSTANT),
+    OpCase("1.2", "sub", "x - y", lambda a, b: a - b, s.operand_pairs(), ([A, B], {}), msg.HINT_SUB),
+    OpCase("1.2", "sub", "2.5 - y", lambda a, b: a - b, s.operands_with_constants(left=True), ([2.5, A], {}), msg.HINT_SUB_CONSTANT),
+    OpCase("1.2", "neg", "-x", lambda a: -a, s.single_operands(), ([A], {}), msg.HINT_NEG),
+    OpCase("1.3", "mul", "x * y", lambda a, b: a * b, s.operand_pairs(), ([A, B], {}), msg.HINT_MUL),
+    OpCase("1.3", "mul", "x * 2.5", lambda a, b: a * b, s.operands_with_constants(left=False), ([A, 2.5], {}), msg.HINT_MUL_CONSTANT),
+    OpCase("1.3", "div", "x / y", lambda a, b: a / b, s.operand_pairs(divisor=True), ([A, B], {}), msg.HINT_DIV),
+    OpCase("1.3", "div", "2.5 / y", lambda a, b: a / b, s.operands_with_constants(left=True, divisor=True), ([2.5, POSITIVE], {}), msg.HINT_DIV_CONSTANT),
+    OpCase("1.4", "matmul", "x @ w", lambda a, b: a @ b, s.matmul_operands(), ([A, W], {}), msg.HINT_MATMUL),
+    OpCase("1.5", "pow", "x ** p", lambda a, p: a**p, s.power_operands(), ([POSITIVE], {"p": 3.0}), msg.HINT_POW),
+    OpCase("1.5", "exp", "x.exp()", _torch("exp"), s.single_operands(), ([A], {}), msg.HINT_EXP),
+    OpCase("1.5", "log", "x.log()", _torch("log"), s.single_operands(min_value=0.2, max_value=5.0), ([POSITIVE], {}), msg.HINT_LOG),
+    OpCase("1.6", "relu", "x.relu()", _torch("relu"), s.single_operands(away_from_zero=0.01), ([A], {}), msg.HINT_RELU),
+    OpCase("1.6", "tanh", "x.tanh()", _torch("tanh"), s.single_operands(), ([A], {}), msg.HINT_TANH),
+    OpCase("1.6", "sigmoid", "x.sigmoid()", _torch("sigmoid"), s.single_operands(), ([A], {}), msg.HINT_SIGMOID),
+    OpCase("1.7", "sum", "x.sum(axis, keepdims)", _torch_reduce("sum"), s.reduction_operands(), ([A], {"axis": 0, "keepdims": False}), msg.HINT_SUM),
+    OpCase("1.7", "mean", "x.mean(axis, keepdims)", _torch_reduce("mean"), s.reduction_operands(), ([A], {"axis": 1, "keepdims": True}), msg.HINT_MEAN),
+    OpCase("1.7", "square_mean", "x.square_mean()", lambda a: (a**2).mean(), s.single_operands(min_dims=1), ([A], {}), msg.HINT_SQUARE_MEAN),
+    OpCase("1.8", "reshape", "x.reshape(*shape)", lambda a, shape: a.reshape(shape), s.reshape_operands(), ([A], {"shape": (3, 2)}), msg.HINT_RESHAPE),
+    OpCase("1.8", "T", "x.T", lambda a: a.permute(tuple(reversed(range(a.ndim)))), s.single_operands(), ([A], {}), msg.HINT_T),
 )
 
 CASES_BY_OP = {case.op: case for case in CASES}
 
-RELU_AT_ZERO = OpCase("1.6", "relu", "x.relu() at x = 0", _torch("relu"), s.single_operands(), ([np.array([[-1.0, 0.0, 2.0]])], {}),
-                      "PyTorch takes relu's slope at exactly 0 as 0")
+RELU_AT_ZERO = OpCase("1.6", "relu", "x.relu() at x = 0", _torch("relu"), s.single_operands(), ([np.array([[-1.0, 0.0, 2.0]])], {}), msg.HINT_RELU_AT_ZERO)
 
 
 def _sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
@@ -105,24 +105,18 @@ def _sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
 # Mistakes that can be recognised from their numbers: (op, the input's index) -> [(the gradient that mistake gives,
 # from the operands, g and out; what the hint then says)]. A hint names the mistake, never the formula.
 MISTAKES = {
-    ("mul", 0): [(lambda x, g, out: g * x[0], "the gradient for x was multiplied by x itself; a product's "
-                  "derivative by one factor involves the other factor")],
-    ("mul", 1): [(lambda x, g, out: g * x[1], "the gradient for y was multiplied by y itself; a product's "
-                  "derivative by one factor involves the other factor")],
-    ("div", 1): [(lambda x, g, out: -g / x[1] ** 2, "that is the derivative of 1 / y alone: the numerator x is "
-                  "missing")],
-    ("exp", 0): [(lambda x, g, out: g, "g passed on unchanged: exp's own derivative is never multiplied in")],
-    ("log", 0): [(lambda x, g, out: g * x[0], "multiplied by x, where log's derivative divides by it")],
-    ("relu", 0): [(lambda x, g, out: g * (x[0] >= 0), "the gradient passes at exactly x = 0, where PyTorch's "
-                   "slope is 0")],
-    ("tanh", 0): [(lambda x, g, out: g * (1.0 - x[0] ** 2), "the input x was used where the rule needs tanh's "
-                   "output out"),
-                  (lambda x, g, out: g * (1.0 - out), "the output appears, but not squared")],
-    ("sigmoid", 0): [(lambda x, g, out: g * x[0] * (1.0 - x[0]), "the input x was used where the rule needs "
-                      "sigmoid's output out"),
-                     (lambda x, g, out: g * out, "half the derivative: a factor with (1 - out) is missing")],
-    ("square_mean", 0): [(lambda x, g, out: g * 2.0 * x[0], "not divided by the number of elements averaged"),
-                         (lambda x, g, out: g * x[0] / x[0].size, "the square's factor 2 is missing")],
+    ("mul", 0): [(lambda x, g, out: g * x[0], msg.HINT_OP_MISTAKES["mul_x_by_itself"])],
+    ("mul", 1): [(lambda x, g, out: g * x[1], msg.HINT_OP_MISTAKES["mul_y_by_itself"])],
+    ("div", 1): [(lambda x, g, out: -g / x[1] ** 2, msg.HINT_OP_MISTAKES["div_no_numerator"])],
+    ("exp", 0): [(lambda x, g, out: g, msg.HINT_OP_MISTAKES["exp_unchanged"])],
+    ("log", 0): [(lambda x, g, out: g * x[0], msg.HINT_OP_MISTAKES["log_multiplied"])],
+    ("relu", 0): [(lambda x, g, out: g * (x[0] >= 0), msg.HINT_OP_MISTAKES["relu_at_zero"])],
+    ("tanh", 0): [(lambda x, g, out: g * (1.0 - x[0] ** 2), msg.HINT_OP_MISTAKES["tanh_of_input"]),
+                  (lambda x, g, out: g * (1.0 - out), msg.HINT_OP_MISTAKES["tanh_not_squared"])],
+    ("sigmoid", 0): [(lambda x, g, out: g * x[0] * (1.0 - x[0]), msg.HINT_OP_MISTAKES["sigmoid_of_input"]),
+                     (lambda x, g, out: g * out, msg.HINT_OP_MISTAKES["sigmoid_half"])],
+    ("square_mean", 0): [(lambda x, g, out: g * 2.0 * x[0], msg.HINT_OP_MISTAKES["square_mean_not_divided"]),
+                         (lambda x, g, out: g * x[0] / x[0].size, msg.HINT_OP_MISTAKES["square_mean_no_two"])],
 }
 
 
@@ -133,16 +127,12 @@ def _mistake_models(case: OpCase, operands, kwargs, upstream, index: int):
     g = np.asarray(upstream, dtype=np.float64)
     if case.op == "pow":
         p = kwargs["p"]
-        return [(g * p * arrays[0] ** p, "the power was not lowered by one")]
+        return [(g * p * arrays[0] ** p, msg.HINT_OP_MISTAKES["pow_not_lowered"])]
     models = []
     for model, hint in MISTAKES.get((case.op, index), ()):
         with np.errstate(all="ignore"):
             models.append((_sum_to(model(arrays, g, out), np.shape(operands[index])), hint))
     return models
-
-
-FORGETS_G = ("the local derivative alone: the chain rule multiplies it by g, the gradient arriving from the "
-             "output")
 
 
 def mistake_hint(case: OpCase, operands, kwargs, upstream, index: int, yours: np.ndarray,
@@ -151,7 +141,7 @@ def mistake_hint(case: OpCase, operands, kwargs, upstream, index: int, yours: np
     g = np.asarray(upstream, dtype=np.float64)
     if yours.shape == expected.shape == g.shape and np.any(yours) \
             and np.allclose(yours * g, expected, rtol=1e-9, atol=1e-12):
-        return FORGETS_G
+        return msg.HINT_OP_MISTAKES["forgets_g"]
     for wrong, hint in _mistake_models(case, operands, kwargs, upstream, index):
         if wrong.shape == yours.shape and np.all(np.isfinite(wrong)) \
                 and np.allclose(yours, wrong, rtol=1e-9, atol=1e-12):
@@ -175,10 +165,10 @@ def _input_lines(case: OpCase, operands, kwargs, upstream) -> list[str]:
         if isinstance(value, np.ndarray):
             lines.append(f"  {next(names)} = {msg.array_text(value)}")
         else:
-            lines.append(f"  constant {value!r}")
+            lines.append(msg.OP_CONSTANT.format(value=value))
     if kwargs:
         lines.append(f"  {_kwargs_text(kwargs)}")
-    lines.append(f"  g = {msg.array_text(upstream)}   (the upstream gradient)")
+    lines.append(msg.OP_UPSTREAM.format(value=msg.array_text(upstream)))
     return lines
 
 
@@ -186,7 +176,7 @@ def _returns_line(case: OpCase, operands) -> str:
     """What the rule must return for these operands: one gradient per Tensor operand, of that operand's shape."""
     shapes = [value.shape for value in operands if isinstance(value, np.ndarray)]
     names = operand_names(case, operands)
-    grads = ", ".join(f"dL/d{name} of shape {shape}" for name, shape in zip(names, shapes))
+    grads = ", ".join(msg.OP_RETURNS_ONE.format(name=name, shape=shape) for name, shape in zip(names, shapes))
     return msg.RULE_RETURNS.format(grads=grads, count=len(shapes))
 
 
@@ -301,8 +291,8 @@ def unbroadcast(ctx: Context) -> None:
                         package="sub_tensor", grad=grad, shape=list(target))
         yours = ctx.array(claim, target, f"unbroadcast(grad of shape {grad_shape}, {target})")
         ctx.compare(yours, expected, f"unbroadcast(grad, {target})",
-                    inputs=[f"  grad = {msg.array_text(grad)}"], source="the gradient summed over the broadcast axes",
-                    hint="sum away the extra leading axes, then sum (keepdims) every axis where the target has size 1")
+                    inputs=[msg.UNBROADCAST_INPUT.format(value=msg.array_text(grad))], source=msg.UNBROADCAST_SOURCE,
+                    hint=msg.HINT_UNBROADCAST)
 
     one((((2, 3), (3,)), 0))
     one((((4, 2, 3), (2, 1)), 1))
@@ -359,10 +349,8 @@ def check_unbroadcast_cost(ctx: Context) -> CheckFailed | None:
         for (grad, target), answer in zip(sets, answers):
             yours = ctx.array(answer, target, f"unbroadcast(grad of shape {grad.shape}, {target})")
             ctx.compare(yours, _unbroadcast_expected(grad, target), f"unbroadcast(grad, {target})",
-                        inputs=[f"  grad = {msg.array_text(grad)}"],
-                        source="the gradient summed over the broadcast axes",
-                        hint="sum away the extra leading axes, then sum (keepdims) every axis where the target has "
-                             "size 1")
+                        inputs=[msg.UNBROADCAST_INPUT.format(value=msg.array_text(grad))],
+                        source=msg.UNBROADCAST_SOURCE, hint=msg.HINT_UNBROADCAST)
 
     wire = [{"grad": grad, "shape": list(target)} for grad, target in sets]
     return timed_rung(ctx, "unbroadcast_cost", {"package": "sub_tensor", "sets": wire, "repeat": UNBROADCAST_REPEAT},
@@ -426,18 +414,14 @@ _RNG = np.random.default_rng(0)
 _BIG = np.round(_RNG.uniform(-1.0, 1.0, (300, 300)), 2)
 _SQUARE = _RNG.standard_normal((160, 160))
 _BIG3 = np.round(_RNG.uniform(-1.0, 1.0, (2, 80, 80)), 2)
-HINT_FORMULA = ("write the rule with numpy operations over whole arrays: no Python loop over the elements, and no "
-                "finite differences or complex step per entry")
 COSTS = {
-    "1.2": CostCase("add", "x + y", (_BIG, _BIG[0]), {}, 200.0, HINT_FORMULA),
-    "1.3": CostCase("mul", "x * y", (_BIG, _BIG), {}, 200.0, HINT_FORMULA),
-    "1.4": CostCase("matmul", "x @ w", (_SQUARE, _SQUARE.T.copy()), {}, 100.0,
-                    "write each gradient as one matrix product of whole arrays, not finite differences or a "
-                    "loop per entry", (130, 181), repeat=10),
-    "1.5": CostCase("exp", "x.exp()", (_BIG,), {}, 70.0, HINT_FORMULA, repeat=10),
-    "1.6": CostCase("tanh", "x.tanh()", (_BIG,), {}, 45.0, HINT_FORMULA, repeat=10),
-    "1.7": CostCase("sum", "x.sum(axis=0)", (_BIG,), {"axis": 0}, 80.0, HINT_FORMULA),
-    "1.8": CostCase("reshape", "x.reshape(-1)", (_BIG,), {"shape": [-1]}, 60.0, HINT_FORMULA),
+    "1.2": CostCase("add", "x + y", (_BIG, _BIG[0]), {}, 200.0, msg.HINT_COST_FORMULA),
+    "1.3": CostCase("mul", "x * y", (_BIG, _BIG), {}, 200.0, msg.HINT_COST_FORMULA),
+    "1.4": CostCase("matmul", "x @ w", (_SQUARE, _SQUARE.T.copy()), {}, 100.0, msg.HINT_COST_MATMUL, (130, 181), repeat=10),
+    "1.5": CostCase("exp", "x.exp()", (_BIG,), {}, 70.0, msg.HINT_COST_FORMULA, repeat=10),
+    "1.6": CostCase("tanh", "x.tanh()", (_BIG,), {}, 45.0, msg.HINT_COST_FORMULA, repeat=10),
+    "1.7": CostCase("sum", "x.sum(axis=0)", (_BIG,), {"axis": 0}, 80.0, msg.HINT_COST_FORMULA),
+    "1.8": CostCase("reshape", "x.reshape(-1)", (_BIG,), {"shape": [-1]}, 60.0, msg.HINT_COST_FORMULA),
 }
 
 

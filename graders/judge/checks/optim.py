@@ -290,8 +290,8 @@ def sgd_momentum_decay_state(ctx: Context) -> None:
     """Task 3.2's check: SGD with momentum, weight decay, both, and a state dict saved and loaded partway, on fixed then
     drawn runs. An optimizer that ignores momentum and weight decay is not attempted."""
     if ignores_momentum_and_decay(ctx):
-        raise NotAttempted(msg.NOT_ATTEMPTED_IGNORED.format(task=ctx.task.id, what="momentum and weight decay",
-                                                             ignored="momentum and weight_decay", file="optim.py"))
+        raise NotAttempted(msg.NOT_ATTEMPTED_IGNORED.format(task=ctx.task.id, what=msg.OPTIM_IGNORED_WHAT,
+                                                             ignored=msg.OPTIM_IGNORED_OPTIONS, file="optim.py"))
     for hyper, steps, none, save_after in (
             ({"lr": 0.1, "momentum": 0.9}, 3, (), None),
             ({"lr": 0.1, "weight_decay": 0.1}, 2, (), None),
