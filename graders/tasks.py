@@ -113,9 +113,7 @@ class Task:
         return tuple(route.group for route in self.routes)
 
 
-# The verbs several rows share: every op task's, and 5.5's.
-OPS = ("op_backward", "op_cost")
-CHECKPOINT = ("fit_cut", "fit_resumed", "save_dies", "fit_dies", "resume_from_pickle")
+OPS = ("op_backward", "op_cost")  # the verbs of every op task: the rule on drawn inputs, and its cost
 TASKS = (
     Task("1.1", "unbroadcast", "tensor", 4, ("unbroadcast", "unbroadcast_cost")),
     Task("1.2", "backward of +, - and unary -", "tensor", 4, OPS, oracle=UNBROADCAST),
@@ -139,7 +137,8 @@ TASKS = (
     Task("5.3", "gradient accumulation and clip_grad_norm", "train", 4, ("clip", "train_epoch_watched")),
     Task("5.4", "fit reaches the noise floor", "train", 5, ("fit_history",), oracle=EPOCHS,
          whole_stack=("fit_end_to_end",)),
-    Task("5.5", "fit: checkpoint and resume", "train", 4, CHECKPOINT, oracle=EPOCHS),
+    Task("5.5", "fit: checkpoint and resume", "train", 4,
+         ("fit_cut", "fit_resumed", "save_dies", "fit_dies", "resume_from_pickle"), oracle=EPOCHS),
     Task("6.1", "fit_torch on the CPU", "torch_loop", 4, ("fit_torch_watched",)),
     Task("6.2", "fit_torch on CUDA", "torch_loop", 0, ("fit_torch_watched",)),
 )
