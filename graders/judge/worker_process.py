@@ -61,8 +61,6 @@ TORCH_PACKAGES = tuple(package_of(module) for module in TORCH_MODULES)
 # Packages whose stand-ins compute with torch (graders.judge.layout.STANDINS): their worker sees torch and imports the
 # stand-ins before any student code, and still refuses the student's modules a plain ``import torch``.
 STANDIN_PRELOAD = {package_of(module): ("worker.standins",) for module in STANDINS}
-
-
 # Verbs whose student code calls what the judge answers (graders.judge.layout.ORACLE_PACKAGES): the marker package;
 # and the verbs that ask for it only where their request sets its flag (graders.tasks.oracles_of_verbs).
 _ALWAYS, ORACLE_BY_FLAG = oracles_of_verbs()
