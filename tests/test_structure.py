@@ -393,6 +393,28 @@ def test_each_tasks_route_lists_exactly_the_verbs_its_check_sends():
     assert sent == {task.id: sorted(verb for route in task.routes for verb in route.verbs) for task in TASKS}
 
 
+def test_a_request_that_its_tasks_route_does_not_list_is_refused_as_the_graders_bug():
+    """Does Context hold every request of a check to its task's route: a verb the row does not list, another
+    package than the route's, or an oracle's flag the route does not say is a ValueError (the grade reports it as
+    the grader's own failure), and what the route lists passes?"""
+    from graders.judge.checks.base import Context
+    from graders.tasks import BY_ID
+
+    def check(task_id: str, verb: str, **args) -> None:
+        Context(task=BY_ID[task_id], worker=None).check_route(verb, args)
+
+    check("1.2", "op_backward", package="sub_tensor", isolate_unbroadcast=True)
+    check("1.4", "op_cost", package="sub_tensor", isolate_unbroadcast=False)
+    check("5.4", "fit_end_to_end", package="sub_all")
+    for task_id, verb, args in (("1.4", "graph", {"package": "sub_tensor"}),
+                                ("5.4", "fit_end_to_end", {"package": "sub_train"}),
+                                ("3.1", "optimizer_run", {}),
+                                ("1.4", "op_backward", {"package": "sub_tensor", "isolate_unbroadcast": True}),
+                                ("1.2", "op_backward", {"package": "sub_tensor"})):
+        with pytest.raises(ValueError, match=f"task {task_id} sends"):
+            check(task_id, verb, **args)
+
+
 def test_every_routed_verb_is_a_verb_of_the_worker_and_of_the_answers_table():
     """Is every verb of the task table's routes one the worker answers (graders/worker/main.py) and one whose answer
     the judge parses (graders/judge/checks/answers.py), and is every verb of those tables routed by some task?"""
