@@ -1,7 +1,10 @@
-"""The task table: every graded unit, its id, title, file and points (100 in all), and what its checks ask of
-the workers. Everything else that depends on a task reads it from here: the markers of the public tests
+"""The task table: every graded unit, its id, title, file and points (100 in all), and its route: the worker
+package its check runs the student's code in, the verbs it sends there and the judge's answers that worker may
+ask for. Everything else that depends on a task reads it from here: the markers of the public tests
 (exercises/pytest.ini, held to this table by tests/test_structure.py), the modules a submission is graded on,
-the worker processes a grade starts, the scorecard's rows and the nbgrader cells.
+the worker processes a grade starts and what each may import or ask (graders.judge.layout,
+graders.judge.worker_process), the scorecard's rows and the nbgrader cells. A task's stub, public tests, check,
+verbs and messages are listed by id in docs/development.md, held to this table by tests/test_structure.py.
 
 Task 6.2 (fit_torch on CUDA) carries no points: most graders have no GPU, and
 a grade must not depend on the machine that computed it. It is still run and
@@ -12,20 +15,73 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# ----- the workers' packages (graders.judge.layout lays them out; no other module spells their names) -----
+
+# The hybrid package of every student module on its own (see package_of), and the whole stack's, every student module
+# together, for 5.4's end-to-end run.
+WHOLE_STACK = "sub_all"
+# The student modules that may import torch (docs/contract.md): the worker of every other package refuses it.
+TORCH_MODULES = ("torch_loop",)
+
+
+def package_of(module: str) -> str:
+    """The worker package (a hybrid of graders.judge.layout) that grades the student's ``module``: that file beside the
+    given code for the rest."""
+    return f"sub_{module}"
+
+
+@dataclass(frozen=True)
+class Oracle:
+    """Answers a worker may ask the judge for mid-request instead of running the student's code for them
+    (graders.judge.oracles), so a mistake there costs its own task's points once: only a process that sees the marker
+    ``package`` may ask, and only for ``answers``. ``flag`` is the request's argument that asks for it, for a verb
+    that some routes send with the oracle and others without (the worker reads it too)."""
+    package: str
+    answers: tuple[str, ...]
+    flag: str = ""
+
+
+UNBROADCAST = Oracle("judge_unbroadcast", ("unbroadcast",), flag="isolate_unbroadcast")
+EPOCHS = Oracle("judge_epochs", ("train_epoch", "evaluate"))
+ORACLES = (UNBROADCAST, EPOCHS)
+
+
+@dataclass(frozen=True)
+class Route:
+    """One worker process a task's check asks: the package it imports, the verbs the check sends it (the worker's
+    table, graders/worker/main.py) and the judge's answers it may ask for while it runs one."""
+    package: str
+    verbs: tuple[str, ...]
+    oracle: Oracle | None = None
+
+    @property
+    def group(self) -> tuple[str, ...]:
+        """The packages the process sees (graders.judge.worker_process.group_of): the hybrid and the oracle's marker."""
+        return (self.package, self.oracle.package) if self.oracle else (self.package,)
+
+    def asks(self, answer: str) -> bool:
+        """Whether the process may ask the judge for ``answer`` (unbroadcast, train_epoch, evaluate)."""
+        return self.oracle is not None and answer in self.oracle.answers
+
+
+# ----- the tasks -----
+
 
 @dataclass(frozen=True)
 class Task:
-    """One graded task: its id, title, the student's module it grades, its points, the oracles its workers may call,
-    and whether it runs the whole stack. The single place each of these is written."""
+    """One graded task: its id, title, the student's module it grades, its points, and its route: the worker verbs its
+    check sends, the oracle their worker may call, and the verbs of an end-to-end rung that runs the whole
+    stack. The single place each of these is written."""
     id: str
     title: str
     module: str
     points: int
-    # The oracles its checks' workers call: functions the judge answers in place of the student's own
+    verbs: tuple[str, ...]
+    # The oracle its check's worker may call: functions the judge answers in place of the student's own
     # (docs/design.md), so that a mistake in unbroadcast, or in train_epoch, costs its points once.
-    asks_judge: tuple[str, ...] = ()
-    # An end-to-end rung that runs every file of the submission together (the lesson's run for 5.4).
-    whole_stack: bool = False
+    oracle: Oracle | None = None
+    # The verbs of an end-to-end rung that runs every file of the submission together (the lesson's run for 5.4).
+    whole_stack: tuple[str, ...] = ()
 
     @property
     def marker(self) -> str:
@@ -34,41 +90,81 @@ class Task:
         return "task" + self.id.replace(".", "_")
 
     @property
+    def route(self) -> Route:
+        """Where the check runs the student's code: the hybrid of the task's module, its verbs and oracle."""
+        return Route(package_of(self.module), self.verbs, self.oracle)
+
+    @property
+    def routes(self) -> tuple[Route, ...]:
+        """Every worker process the check asks: its route, and the whole stack's where it has that rung."""
+        return (self.route, Route(WHOLE_STACK, self.whole_stack)) if self.whole_stack else (self.route,)
+
+    def route_of(self, verb: str) -> Route:
+        """The route that sends ``verb``; ValueError for a verb the task table does not give this task (a check that
+        asks what its row does not say is a bug of the graders, never the student's)."""
+        for route in self.routes:
+            if verb in route.verbs:
+                return route
+        raise ValueError(f"task {self.id} sends no {verb!r} (graders.tasks.TASKS gives it {self.verbs})")
+
+    @property
     def worker_groups(self) -> tuple[tuple[str, ...], ...]:
-        """The packages of each worker process its checks ask (graders.judge.worker_process.group_of): the
-        hybrid of its module, with the judge's answers it asks for, and the whole stack where it has that rung."""
-        first = (f"sub_{self.module}", *(f"judge_{what}" for what in self.asks_judge))
-        return (first, ("sub_all",)) if self.whole_stack else (first,)
+        """The packages of each worker process its checks ask (graders.judge.worker_process.group_of)."""
+        return tuple(route.group for route in self.routes)
 
 
+OPS = ("op_backward", "op_cost")  # the verbs of every op task: the rule on drawn inputs, and its cost
 TASKS = (
-    Task("1.1", "unbroadcast", "tensor", 4),
-    Task("1.2", "backward of +, - and unary -", "tensor", 4, asks_judge=("unbroadcast",)),
-    Task("1.3", "backward of * and /", "tensor", 4, asks_judge=("unbroadcast",)),
-    Task("1.4", "backward of @", "tensor", 5),
-    Task("1.5", "backward of **, exp and log", "tensor", 5),
-    Task("1.6", "backward of relu, tanh and sigmoid", "tensor", 5),
-    Task("1.7", "backward of sum, mean and square_mean", "tensor", 5),
-    Task("1.8", "backward of reshape and .T", "tensor", 3),
-    Task("2.1", "backward(): topological order and the chain rule", "tensor", 8),
-    Task("2.2", "backward(): seeding, accumulation and errors", "tensor", 5),
-    Task("2.3", "no_grad()", "tensor", 4),
-    Task("2.4", "backward() on deep graphs", "tensor", 3),
-    Task("3.1", "SGD: zero_grad and step", "optim", 4),
-    Task("3.2", "SGD: momentum, weight decay and state dict", "optim", 4),
-    Task("3.3", "Adam", "optim", 5),
-    Task("4.1", "DataLoader: batching and coverage", "data", 4),
-    Task("4.2", "DataLoader: shuffling", "data", 3),
-    Task("5.1", "train_epoch", "train", 5),
-    Task("5.2", "evaluate", "train", 3),
-    Task("5.3", "gradient accumulation and clip_grad_norm", "train", 4),
-    Task("5.4", "fit reaches the noise floor", "train", 5, asks_judge=("epochs",), whole_stack=True),
-    Task("5.5", "fit: checkpoint and resume", "train", 4, asks_judge=("epochs",)),
-    Task("6.1", "fit_torch on the CPU", "torch_loop", 4),
-    Task("6.2", "fit_torch on CUDA", "torch_loop", 0),
+    Task("1.1", "unbroadcast", "tensor", 4, ("unbroadcast", "unbroadcast_cost")),
+    Task("1.2", "backward of +, - and unary -", "tensor", 4, OPS, oracle=UNBROADCAST),
+    Task("1.3", "backward of * and /", "tensor", 4, OPS, oracle=UNBROADCAST),
+    Task("1.4", "backward of @", "tensor", 5, OPS),
+    Task("1.5", "backward of **, exp and log", "tensor", 5, OPS),
+    Task("1.6", "backward of relu, tanh and sigmoid", "tensor", 5, OPS),
+    Task("1.7", "backward of sum, mean and square_mean", "tensor", 5, OPS),
+    Task("1.8", "backward of reshape and .T", "tensor", 3, OPS),
+    Task("2.1", "backward(): topological order and the chain rule", "tensor", 8, ("graph",)),
+    Task("2.2", "backward(): seeding, accumulation and errors", "tensor", 5, ("engine_errors", "graph", "program")),
+    Task("2.3", "no_grad()", "tensor", 4, ("no_grad_probe", "program")),
+    Task("2.4", "backward() on deep graphs", "tensor", 3, ("graph",)),
+    Task("3.1", "SGD: zero_grad and step", "optim", 4, ("optimizer_run",)),
+    Task("3.2", "SGD: momentum, weight decay and state dict", "optim", 4, ("optimizer_run",)),
+    Task("3.3", "Adam", "optim", 5, ("optimizer_run",)),
+    Task("4.1", "DataLoader: batching and coverage", "data", 4, ("loader_epochs",)),
+    Task("4.2", "DataLoader: shuffling", "data", 3, ("loader_epochs",)),
+    Task("5.1", "train_epoch", "train", 5, ("train_epoch_watched",)),
+    Task("5.2", "evaluate", "train", 3, ("evaluate_watched", "evaluate_interrupted")),
+    Task("5.3", "gradient accumulation and clip_grad_norm", "train", 4, ("clip", "train_epoch_watched")),
+    Task("5.4", "fit reaches the noise floor", "train", 5, ("fit_history",), oracle=EPOCHS,
+         whole_stack=("fit_end_to_end",)),
+    Task("5.5", "fit: checkpoint and resume", "train", 4,
+         ("fit_cut", "fit_resumed", "save_dies", "fit_dies", "resume_from_pickle"), oracle=EPOCHS),
+    Task("6.1", "fit_torch on the CPU", "torch_loop", 4, ("fit_torch_watched",)),
+    Task("6.2", "fit_torch on CUDA", "torch_loop", 0, ("fit_torch_watched",)),
 )
 
 BY_ID = {task.id: task for task in TASKS}
+
+
+def oracles_of_verbs(tasks: tuple[Task, ...] = TASKS) -> tuple[dict[str, Oracle], dict[str, Oracle]]:
+    """What the routes of ``tasks`` say of each verb's oracle: (the oracle of every verb that each route sending it
+    asks with, as 5.4 and 5.5 send fit_history; the oracle of every verb that some routes send with it and others
+    without, as 1.2 and 1.4 send op_backward: asked for only where the request sets the oracle's flag). ValueError for
+    a verb that could not be routed: sent with two oracles, or with and without one that has no flag."""
+    sent: dict[str, set] = {}
+    for task in tasks:
+        for route in task.routes:
+            for verb in route.verbs:
+                sent.setdefault(verb, set()).add(route.oracle)
+    always, by_flag = {}, {}
+    for verb, oracles in sent.items():
+        asked = [oracle for oracle in oracles if oracle is not None]
+        if len(asked) > 1 or (asked and None in oracles and not asked[0].flag):
+            raise ValueError(f"{verb!r} is sent with {sorted(o.package for o in asked)}"
+                             f"{' and without' if None in oracles else ''}: the worker cannot tell which it runs with")
+        if asked:
+            (by_flag if None in oracles else always)[verb] = asked[0]
+    return always, by_flag
 TOTAL_POINTS = sum(task.points for task in TASKS)
 # The modules a submission is graded on, in the table's order.
 GRADED_MODULES = tuple(dict.fromkeys(task.module for task in TASKS))

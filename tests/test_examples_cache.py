@@ -19,6 +19,7 @@ from graders.judge import examples_cache
 from graders.judge.checks import base
 from graders.judge.grade import grade
 from graders.paths import SOLUTIONS
+from graders.tasks import BY_ID
 
 # One task of each kind of check: an op with its cost rung, the engine, an optimizer, the loader, the loop.
 SOME = ("1.1", "1.3", "2.1", "3.2", "4.2", "5.1")
@@ -156,7 +157,7 @@ def test_a_batch_past_its_timeout_leaves_a_ready_process_for_the_requests_asked_
     laid = layout.lay_out(SOLUTIONS, sandbox.scratch_parent(chosen, None))
     try:
         with Worker(laid, isolation=chosen) as worker:
-            request = ("unbroadcast", {"package": "sub_tensor", "grad": np.ones((2, 3)), "shape": [3]})
+            request = ("unbroadcast", {"package": BY_ID["1.1"].route.package, "grad": np.ones((2, 3)), "shape": [3]})
             assert len(worker.request_batch([request] * 3, timeout=30.0)) == 3
             assert worker.request_batch([request] * 3, timeout=0.0) is None  # always past: no race with a fast reply
             assert worker.starts == 2 and worker.process is not None and worker.process.poll() is None

@@ -22,6 +22,7 @@ from graders.judge import oracles
 from graders.judge.checks import checkpoint, loop, ops
 from graders.judge.checks.trajectory import Run
 from graders.judge.worker_process import Worker, WorkerTimedOut
+from graders.tasks import BY_ID
 
 RNG = np.random.default_rng(0)
 
@@ -124,11 +125,11 @@ def test_a_request_past_its_calls_is_refused_and_every_later_call_with_it():
     it asks: nothing more is computed for a request that has failed."""
     worker = types.SimpleNamespace(oracle_failure=None)
     call = {"name": "evaluate", "args": {"params": network(1, 4, 1), "loss": "mse", "batches": batches(12, 4)}}
-    answer = Worker._answer_call(worker, call, ("sub_train", "judge_epochs"), time.monotonic() + 10,
+    answer = Worker._answer_call(worker, call, BY_ID["5.5"].route.group, time.monotonic() + 10,
                                  oracles.MAX_CALLS + 1)
     assert answer == {"refused": worker.oracle_failure}
     assert worker.oracle_failure.startswith("your fit called the given train_epoch and evaluate more than 64 times")
-    later = Worker._answer_call(worker, call, ("sub_train", "judge_epochs"), time.monotonic() + 10, 1)
+    later = Worker._answer_call(worker, call, BY_ID["5.5"].route.group, time.monotonic() + 10, 1)
     assert later == answer
 
 
@@ -145,9 +146,9 @@ def test_a_helpers_failure_is_the_requests(monkeypatch, timed_out):
     call = {"name": "evaluate", "args": {}}
     if timed_out:
         with pytest.raises(WorkerTimedOut):
-            Worker._answer_call(worker, call, ("sub_train", "judge_epochs"), time.monotonic() + 10, 1)
+            Worker._answer_call(worker, call, BY_ID["5.5"].route.group, time.monotonic() + 10, 1)
     else:
-        assert Worker._answer_call(worker, call, ("sub_train", "judge_epochs"), time.monotonic() + 10, 1) == \
+        assert Worker._answer_call(worker, call, BY_ID["5.5"].route.group, time.monotonic() + 10, 1) == \
             {"refused": "the given evaluate your fit asked for failed"}
     assert worker.oracle_failure == "the given evaluate your fit asked for failed"
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import ast
 import configparser
+import os
 import re
 from pathlib import Path
 
 import pytest
 
 from graders import paths
-from graders.tasks import TASKS
+from graders.tasks import ORACLES, TASKS
 
 GRADERS = paths.HERE
 SUBPACKAGES = ("judge", "worker", "results", "classgrade", "course", "integrations")
@@ -341,3 +342,266 @@ def test_what_a_module_says_to_a_person_comes_from_messages(path):
     holds (the names of what a check probes, "x.grad after step 2", stay beside the probe)?"""
     tables = path.parent.name == "checks"  # elsewhere a module-level text is a file's template (nbgrader_config.py)
     assert literal_sentences(path.read_text(), tables=tables) == [], "sentences to move into graders/messages.py"
+# ----- the routes: one per task, in the task table, and the index of where each task lives -----
+
+# A worker package's name ("sub_tensor", "sub_all", "judge_epochs", or a part of one, f"sub_{module}"), which only the
+# task table spells, and the layout that lays the packages out.
+# (A "judge_" that names no oracle's package, the field judge_uid of a message say, is not one.)
+ORACLE_NAMES = "|".join(o.package.removeprefix("judge_") for o in ORACLES)
+PACKAGE_NAME = re.compile(rf"\bsub_|\bjudge_(?:$|(?:{ORACLE_NAMES})\b)")
+SPELLS_PACKAGES = ("graders.tasks", "graders.judge.layout")
+
+
+def package_literals(source: str) -> list[str]:
+    """The string constants of ``source`` (f-strings' parts included, docstrings left out) that spell a worker
+    package's name, as "line: text"."""
+    tree = ast.parse(source)
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return [f"{node.lineno}: {node.value}" for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+            and PACKAGE_NAME.search(node.value)]
+
+
+def test_the_literal_check_sees_a_package_name():
+    """Can the check below fail: does it see a package named in a call, in an f-string and in a table, and leave a
+    docstring, a comment and a name that merely contains the word alone?"""
+    source = ('"""Runs in package sub_train."""\n'
+              'def f(ctx, module):\n'
+              '    """Asks sub_tensor."""\n'
+              '    ctx.ask("graph", package="sub_tensor")  # sub_all in a comment\n'
+              '    return f"sub_{module}", {"judge_epochs": 1}, "add_sub_neg"\n')
+    assert package_literals(source) == ["4: sub_tensor", "5: sub_", "5: judge_epochs"]
+
+
+def test_no_module_but_the_task_table_and_the_layout_spells_a_worker_package():
+    """Does any module of graders/ other than the task table (graders/tasks.py) and the layout spell a worker package's
+    name ("sub_*", "judge_*")? The checks take theirs from their task's route (``ctx.task.route.package``), the
+    worker's handle derives its own from the table: a package is named once."""
+    spelled = {name: found for name, path in MODULES.items() if name not in SPELLS_PACKAGES
+               for found in [package_literals(path.read_text())] if found}
+    assert spelled == {}
+
+
+def worker_verbs() -> dict[str, str]:
+    """The worker's table of verbs (graders/worker/main.py's ``verbs()``, read without importing it): each verb -> the
+    module.function that answers it."""
+    function = next(node for node in ast.parse(MODULES["graders.worker.main"].read_text()).body
+                    if isinstance(node, ast.FunctionDef) and node.name == "verbs")
+    table = next(node.value for node in ast.walk(function) if isinstance(node, ast.Return))
+    return {key.value: ast.unparse(value) for key, value in zip(table.keys, table.values)}
+
+
+def check_functions() -> dict[str, tuple[str, str]]:
+    """The checks table (graders/judge/checks/__init__.py's ``checks()``, read without importing torch): each task id
+    -> (the module of graders/judge/checks, the function that grades it)."""
+    function = next(node for node in ast.parse(MODULES["graders.judge.checks"].read_text()).body
+                    if isinstance(node, ast.FunctionDef) and node.name == "checks")
+    table = next(node.value for node in ast.walk(function) if isinstance(node, ast.Return))
+    return {key.value: (value.value.id, value.attr) for key, value in zip(table.keys, table.values)}
+
+
+# What sends a request to a worker, and the position of its verb: ctx.ask(verb, ...), timed_rung(ctx, verb, ...), and
+# checkpoint's Folder(ctx, verb, ...), which opens the working folder of the process that answers it.
+SENDERS = {"ask": 0, "timed_rung": 1, "Folder": 1}
+
+
+class CheckSources:
+    """What the modules of graders/judge/checks send and say, read from their source: for each definition at a module's
+    top (module, name), the verbs it sends, the templates of graders/messages.py it names (``msg.X``) and the
+    definitions of the checks it uses; so that what a task's check function reaches can be collected."""
+
+    def __init__(self):
+        folder = GRADERS / "judge" / "checks"
+        trees = {path.stem: ast.parse(path.read_text()) for path in sorted(folder.glob("*.py"))
+                 if path.stem != "__init__"}
+        self.defined: dict[tuple[str, str], ast.AST] = {}
+        scope: dict[str, dict[str, tuple[str, str]]] = {}
+        for module, tree in trees.items():
+            scope[module] = {}
+            for node in tree.body:
+                targets = [node.name] if isinstance(node, (ast.FunctionDef, ast.ClassDef)) else [
+                    target.id for target in getattr(node, "targets", ()) if isinstance(target, ast.Name)]
+                for name in targets:
+                    self.defined[module, name] = node
+                    scope[module][name] = (module, name)
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("graders.judge.checks."):
+                    for alias in node.names:
+                        scope[module][alias.asname or alias.name] = (node.module.rsplit(".", 1)[1], alias.name)
+        self.uses = {key: self._direct(scope[key[0]], set(trees), node) for key, node in self.defined.items()}
+
+    def _direct(self, scope, modules, node) -> tuple[set[str], set[str], set[tuple[str, str]]]:
+        verbs, templates, uses = set(), set(), set()
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Call):
+                name = getattr(sub.func, "attr", getattr(sub.func, "id", None))
+                at = SENDERS.get(name)
+                if at is not None and len(sub.args) > at and isinstance(sub.args[at], ast.Constant):
+                    verbs.add(sub.args[at].value)
+            if isinstance(sub, ast.Name) and sub.id in scope:
+                uses.add(scope[sub.id])
+            if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name):
+                if sub.value.id == "msg":
+                    templates.add(sub.attr)
+                elif sub.value.id in modules:  # loop.fit_values: another module of the checks
+                    uses.add((sub.value.id, sub.attr))
+        return verbs, templates, uses & set(self.defined)
+
+    def reached(self, module: str, name: str) -> tuple[set[str], set[str]]:
+        """The verbs and the templates that check ``module.name`` reaches through the definitions it uses; the
+        templates base.py names, which every check shares (a death, a timeout, a wrong value, a hint's line), and
+        messages.py's functions (``header``, ``lines``) left out."""
+        seen, todo = set(), [(module, name)]
+        while todo:
+            key = todo.pop()
+            if key not in seen:
+                seen.add(key)
+                todo += self.uses[key][2]
+        shared = set().union(*(uses[1] for key, uses in self.uses.items() if key[0] == "base"))
+        verbs = set().union(*(self.uses[key][0] for key in seen))
+        templates = set().union(*(self.uses[key][1] for key in seen)) - shared
+        return verbs, {name for name in templates if name.isupper()}
+
+
+def test_each_tasks_route_lists_exactly_the_verbs_its_check_sends():
+    """Does each task's row in the task table list exactly the verbs its check sends (read from the checks' source:
+    the check function and every definition it reaches)? Context.ask refuses, in any grade, a verb a route does not
+    list; this holds the table to no verb more than the checks send."""
+    sources, table = CheckSources(), check_functions()
+    assert list(table) == [task.id for task in TASKS]
+    sent = {task.id: sorted(sources.reached(*table[task.id])[0]) for task in TASKS}
+    assert sent == {task.id: sorted(verb for route in task.routes for verb in route.verbs) for task in TASKS}
+
+
+def test_a_request_that_its_tasks_route_does_not_list_is_refused_as_the_graders_bug():
+    """Does Context hold every request of a check to its task's route: a verb the row does not list, another
+    package than the route's, or an oracle's flag the route does not say is a ValueError (the grade reports it as
+    the grader's own failure), and what the route lists passes?"""
+    from graders.judge.checks.base import Context
+    from graders.tasks import BY_ID
+
+    def check(task_id: str, verb: str, **args) -> None:
+        Context(task=BY_ID[task_id], worker=None).check_route(verb, args)
+
+    check("1.2", "op_backward", package="sub_tensor", isolate_unbroadcast=True)
+    check("1.4", "op_cost", package="sub_tensor", isolate_unbroadcast=False)
+    check("5.4", "fit_end_to_end", package="sub_all")
+    for task_id, verb, args in (("1.4", "graph", {"package": "sub_tensor"}),
+                                ("5.4", "fit_end_to_end", {"package": "sub_train"}),
+                                ("3.1", "optimizer_run", {}),
+                                ("1.4", "op_backward", {"package": "sub_tensor", "isolate_unbroadcast": True}),
+                                ("1.2", "op_backward", {"package": "sub_tensor"})):
+        with pytest.raises(ValueError, match=f"task {task_id} sends"):
+            check(task_id, verb, **args)
+
+
+def test_every_routed_verb_is_a_verb_of_the_worker_and_of_the_answers_table():
+    """Is every verb of the task table's routes one the worker answers (graders/worker/main.py) and one whose answer
+    the judge parses (graders/judge/checks/answers.py), and is every verb of those tables routed by some task?"""
+    from graders.judge.checks import answers
+
+    routed = {verb for task in TASKS for route in task.routes for verb in route.verbs}
+    assert routed == set(worker_verbs()) == set(answers.OF_VERB)
+
+
+def test_a_verb_sent_with_and_without_an_oracle_needs_its_flag():
+    """Can the table's routes be turned into each verb's oracle (graders.tasks.oracles_of_verbs): one sent with the
+    judge's answers by some routes and without by others is routed by its request's flag, and a table that gives
+    the worker no way to tell is refused?"""
+    from graders.tasks import EPOCHS, UNBROADCAST, Task, oracles_of_verbs
+
+    always, by_flag = oracles_of_verbs()
+    assert set(always.values()) == {EPOCHS} and set(by_flag.values()) == {UNBROADCAST}
+    assert {"op_backward", "op_cost"} == set(by_flag) and "fit_history" in always
+    unflagged = (Task("9.1", "with", "train", 0, ("clip",), oracle=EPOCHS),
+                 Task("9.2", "without", "train", 0, ("clip",)))
+    with pytest.raises(ValueError, match="'clip' is sent with"):
+        oracles_of_verbs(unflagged)
+
+
+# ----- the index of where each task lives (docs/development.md), generated from the table and the code -----
+
+DEVELOPMENT = paths.HERE.parent / "docs" / "development.md"
+INDEX_BEGIN, INDEX_END = "<!-- task index: begin -->", "<!-- task index: end -->"
+UPDATE_INDEX = os.environ.get("AUTOGRAD_LAB_UPDATE_INDEX") == "1"
+
+
+def task_index() -> str:
+    """The entries of the task index: for every task of the table, its stub, its public tests, its notebook check,
+    its hidden check, its route (the package, the verbs and the worker's modules that answer them, the judge's
+    answers it may ask for) and the templates of graders/messages.py its check can say."""
+    sources, table, worker = CheckSources(), check_functions(), worker_verbs()
+    visible = {node.name for node in ast.parse(MODULES["graders.course.cells.visible"].read_text()).body
+               if isinstance(node, ast.FunctionDef)}
+    public = sorted((paths.EXERCISES / "tests").glob("test_*.py"))
+    entries = []
+    for task in TASKS:
+        module, function = table[task.id]
+        tests = [path.name for path in public if f"pytest.mark.{task.marker}" in path.read_text()]
+        cell = f"task_{task.id.replace('.', '_')}"
+        text = (f"- **{task.id}** {task.title} ({task.points} points): {_stubs_text(task)}; public tests "
+                f"`{task.marker}` in `exercises/tests/`: {', '.join(f'`{name}`' for name in tests)}; "
+                + (f"notebook check `{cell}` in `graders/course/cells/visible.py`; " if cell in visible else "")
+                + f"hidden check `{function}` in `graders/judge/checks/{module}.py`; "
+                + "; ".join(_route_text(route, worker) for route in task.routes)
+                + f"; messages {', '.join(f'`{name}`' for name in sorted(sources.reached(module, function)[1]))}.")
+        entries.append(_wrapped(text))
+    return "\n".join(entries)
+
+
+def _wrapped(text: str, width: int = 118) -> str:
+    """``text`` filled to ``width``, a code span never broken across lines (a search for it finds it whole)."""
+    lines, line = [], ""
+    for word in re.findall(r"(?:`[^`]*`|[^\s`])+", text):
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = "  " + word
+        else:
+            line = f"{line} {word}" if line else word
+    return "\n".join([*lines, line])
+
+
+STUB = re.compile(r'NotImplementedError\("([^"]*)"\)')
+STUB_PART = re.compile(r"Task (\d\.\d): ([^;]+)")  # "Task 3.1: SGD step; Task 3.2: momentum" names two
+
+
+def _stubs_text(task) -> str:
+    """A task's stubs as the index says them: what each of its stubs in exercises/ raises, each the head of its
+    solution's section in solutions/, or that it has none of its own (2.2's seeding is written in 2.1's backward)."""
+    messages = [message for message in STUB.findall((paths.EXERCISES / f"{task.module}.py").read_text())
+                if task.id in dict(STUB_PART.findall(message))]
+    solution = (paths.SOLUTIONS / f"{task.module}.py").read_text()
+    assert all(f"### BEGIN SOLUTION ({message})" in solution for message in messages), task.id
+    if not messages:
+        return f"no stub of its own in `exercises/{task.module}.py`"
+    whats = [dict(STUB_PART.findall(message))[task.id] for message in messages]
+    return (f"stubs in `exercises/{task.module}.py` ({', '.join(f'`Task {task.id}: {what}`' for what in whats)}; "
+            f"each a `### BEGIN SOLUTION` in `solutions/{task.module}.py`)")
+
+
+def _route_text(route, worker: dict[str, str]) -> str:
+    """A route as the index says it: its package, its verbs by the worker's module that answers them, its oracle."""
+    answered: dict[str, list[str]] = {}
+    for verb in route.verbs:
+        answered.setdefault(worker[verb].split(".")[0], []).append(f"`{verb}`")
+    text = f"route `{route.package}`: " + ", ".join(
+        f"{', '.join(verbs)} (`graders/worker/{module}.py`)" for module, verbs in answered.items())
+    if route.oracle:
+        text += f", asking the judge for {', '.join(f'`{a}`' for a in route.oracle.answers)} (`{route.oracle.package}`)"
+    return text
+
+
+def test_the_task_index_of_the_docs_is_the_task_tables():
+    """Is docs/development.md's index of where each task lives what the task table and the code say now (its
+    stub, public tests, notebook and hidden checks, route and messages), so that one search of a task's id finds
+    them all? ``AUTOGRAD_LAB_UPDATE_INDEX=1`` rewrites it."""
+    text = DEVELOPMENT.read_text()
+    found = re.search(f"{INDEX_BEGIN}\n(.*?){INDEX_END}", text, re.DOTALL)
+    assert found, f"docs/development.md lacks {INDEX_BEGIN} ... {INDEX_END}"
+    written, expected = found[1], task_index() + "\n"
+    if UPDATE_INDEX and written != expected:
+        DEVELOPMENT.write_text(text[:found.start(1)] + expected + text[found.end(1):])
+        written = expected
+    assert written == expected, "the task index is stale: run with AUTOGRAD_LAB_UPDATE_INDEX=1 to rewrite it"

@@ -104,7 +104,7 @@ def build(out: Path, records: list[Record], task_ids: tuple[str, ...]) -> ClassR
 
 def meaning(mistake: str) -> str:
     """What a mistake id means: its hint's text, each blank of the template shown as an ellipsis."""
-    return re.sub(r"\{[^{}]*\}", "…", getattr(msg, mistake, mistake))
+    return re.sub(r"\{[^{}]*\}", "…", mistakes.templates().get(mistake, mistake))
 
 
 def distribution(report: ClassReport) -> list[tuple[str, int]]:

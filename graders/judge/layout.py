@@ -33,10 +33,10 @@ from pathlib import Path
 
 from graders import messages as msg
 from graders import paths
-from graders.tasks import GRADED_MODULES
+from graders.tasks import GRADED_MODULES, ORACLES, WHOLE_STACK, package_of
 
-# Packages that only mark a worker process, and the oracles it may call (graders.judge.worker_process.ORACLES).
-ORACLE_PACKAGES = {"judge_unbroadcast": ("unbroadcast",), "judge_epochs": ("train_epoch", "evaluate")}
+# Packages that only mark a worker process, and the oracles it may call (graders.tasks.ORACLES).
+ORACLE_PACKAGES = {oracle.package: oracle.answers for oracle in ORACLES}
 # Modules of a hybrid that are stand-ins in place of the given code: they re-export the worker's torch-backed
 # Tensor and optimizers (graders/worker/standins.py, imported by the worker before any student code).
 _STANDIN = '"""A stand-in for the loop checks: {what} computed with torch (graders/worker/standins.py)."""\n\n'
@@ -157,8 +157,10 @@ def lay_out(submission: Path, scratch_parent: Path | None = None) -> Layout:
             (root / "pkgs" / name / "__init__.py").write_text(
                 f'"""A marker: this worker may ask the judge for {", ".join(oracles)} (its answers, never code)."""\n')
         for name in GRADED_MODULES:
-            _package(root / "pkgs" / f"sub_{name}", {**given, **STANDINS.get(name, {}), **extras, **_pick(files, name)})
-        _package(root / "pkgs" / "sub_all", {**given, **extras, **{n: p for n, p in files.items() if n != "__init__"}})
+            _package(root / "pkgs" / package_of(name),
+                     {**given, **STANDINS.get(name, {}), **extras, **_pick(files, name)})
+        _package(root / "pkgs" / WHOLE_STACK,
+                 {**given, **extras, **{n: p for n, p in files.items() if n != "__init__"}})
         for folder in ("roots", "work", "log"):
             (root / folder).mkdir()
     except BaseException:

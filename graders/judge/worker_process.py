@@ -36,7 +36,7 @@ import numpy as np
 
 from graders import messages as msg
 from graders.judge import bubblewrap, budget, forkserver, oracles, sandbox, uids, work_files
-from graders.judge.layout import ORACLE_PACKAGES, Layout
+from graders.judge.layout import ORACLE_PACKAGES, STANDINS, Layout
 from graders.judge.processes import (
     KEPT_ENV,
     MALLOC_ENV,
@@ -49,7 +49,7 @@ from graders.judge.processes import (
     parents,
     signal_tree,
 )
-from graders.tasks import BY_ID
+from graders.tasks import BY_ID, TORCH_MODULES, oracles_of_verbs, package_of
 from graders.worker import protocol
 
 # CUDA's driver and runtime (task 6.2) read these where a GPU is present.
@@ -58,13 +58,14 @@ RUNTIME_ENV, PACKAGES_ENV = "AGL_WORKER_RUNTIME", "AGL_WORKER_PACKAGES"
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 POLL_SECONDS = 0.2  # how often a judge waiting for an answer checks that the worker still runs
 # The packages whose student module may import torch (docs/contract.md); every other worker refuses it.
-TORCH_PACKAGES = ("sub_torch_loop",)
+TORCH_PACKAGES = tuple(package_of(module) for module in TORCH_MODULES)
 # Packages whose stand-ins compute with torch (graders.judge.layout.STANDINS): their worker sees torch and imports the
 # stand-ins before any student code, and still refuses the student's modules a plain ``import torch``.
-STANDIN_PRELOAD = {"sub_train": ("worker.standins",)}
-# Verbs whose student code calls what the judge answers (graders.judge.layout.ORACLE_PACKAGES): the marker package.
-ORACLE_OF_VERB = {verb: "judge_epochs" for verb in ("fit_history", "fit_cut", "fit_resumed", "save_dies", "fit_dies",
-                                                  "resume_from_pickle")}
+STANDIN_PRELOAD = {package_of(module): ("worker.standins",) for module in STANDINS}
+# Verbs whose student code calls what the judge answers (graders.judge.layout.ORACLE_PACKAGES): the marker package;
+# and the verbs that ask for it only where their request sets its flag (graders.tasks.oracles_of_verbs).
+_ALWAYS, ORACLE_BY_FLAG = oracles_of_verbs()
+ORACLE_OF_VERB = {verb: oracle.package for verb, oracle in _ALWAYS.items()}
 
 
 @dataclass(frozen=True)
@@ -98,8 +99,9 @@ def group_of(verb: str, args: dict) -> tuple[str, ...]:
     package = args.get("package")
     packages = (package,) if isinstance(package, str) and package else ()
     part = ORACLE_OF_VERB.get(verb)
-    if verb in ("op_backward", "op_cost") and args.get("isolate_unbroadcast"):
-        part = "judge_unbroadcast"
+    flagged = ORACLE_BY_FLAG.get(verb)
+    if flagged is not None and args.get(flagged.flag):
+        part = flagged.package
     return packages + ((part,) if part else ())
 
 

@@ -2,8 +2,9 @@
 
 Every sentence a student reads is a template of graders/messages.py, so a message is read back by the templates
 that made it: its first template (the head: ``WRONG_VALUE_HEAD``, ``COSTLY``, ``LOOP_MODE``, ...) says which
-rung failed, and each hint template found in it (``HINT_*``) names a recognised mistake. The id of a mistake is its
-template's name, ``HINT_CKPT_OPTIMIZER`` say: stable as long as the sentence is, and listed in docs/class.md.
+rung failed, and each hint template found in it (``HINT_*``, or an entry of a ``HINT_*`` table) names a recognised
+mistake. The id of a mistake is its template's name, ``HINT_CKPT_OPTIMIZER`` or ``HINT_OP_MISTAKES.forgets_g`` say:
+stable as long as the sentence is, and listed in docs/class.md.
 Nothing here changes what a check decides; the class report (graders.classgrade.report) counts these.
 """
 
@@ -71,15 +72,26 @@ def _heads() -> list[tuple[str, re.Pattern]]:
     return [(rung, pattern) for rung, pattern, _ in sorted(found, key=lambda item: -item[2])]
 
 
-@functools.cache
-def hints() -> dict[str, re.Pattern]:
-    """The recognised mistakes: every ``HINT_*`` template of graders/messages.py with enough fixed text, by id."""
-    table = {}
+def templates() -> dict[str, str]:
+    """Every hint template of graders/messages.py by its id: a ``HINT_*`` constant's name, or ``TABLE.key`` for an
+    entry of a ``HINT_*`` table of hints (``HINT_OP_MISTAKES.forgets_g``)."""
+    found = {}
     for name, value in sorted(vars(msg).items()):
         if name.startswith("HINT_") and isinstance(value, str):
-            pattern, literal = _pattern(value)
-            if literal >= MIN_LITERAL:
-                table[name] = pattern
+            found[name] = value
+        elif name.startswith("HINT_") and isinstance(value, dict):
+            found.update({f"{name}.{key}": text for key, text in sorted(value.items()) if isinstance(text, str)})
+    return found
+
+
+@functools.cache
+def hints() -> dict[str, re.Pattern]:
+    """The recognised mistakes: every hint template (``templates``) with enough fixed text, by id."""
+    table = {}
+    for name, template in templates().items():
+        pattern, literal = _pattern(template)
+        if literal >= MIN_LITERAL:
+            table[name] = pattern
     return table
 
 

@@ -22,7 +22,7 @@ from graders import messages as msg
 from graders.judge import examples_cache
 from graders.judge.checks import answers
 from graders.judge.worker_process import Worker, WorkerDied, WorkerTimedOut, group_of
-from graders.tasks import Task
+from graders.tasks import ORACLES, Task
 
 STUB_MESSAGE = re.compile(r"^Task (\d\.\d)\b")
 STUB_PART = re.compile(r"Task (\d\.\d): ([^;]+)")
@@ -115,6 +115,7 @@ class Context:
             measure_cpu: bool = False, died: str | None = None, **args):
         """The worker's answer to one request, or CheckFailed/NotAttempted in the student's terms; ``died`` is the
         message when the worker dies (its death, seen from outside, the effect the request looks for)."""
+        self.check_route(verb, args)
         if self._planned is not None:
             raise _Planned(verb, args, timeout, measure_cpu)
         head = msg.header(self.task, doing=doing)
@@ -144,12 +145,26 @@ class Context:
             return self.parsed(verb, reply["ok"], doing)
         raise self.student_error(reply["error"], doing, hint)
 
+    def check_route(self, verb: str, args: dict) -> None:
+        """ValueError (a bug of the graders, reported as such) for a request that the task's route in the task table
+        does not send: a verb its row does not list, to another package than the route's that lists it, or with an
+        oracle's flag (``isolate_unbroadcast``) that says otherwise than the route. So the table is what the checks
+        do: a grade of any submission holds them to it."""
+        route = self.task.route_of(verb)
+        if args.get("package") != route.package:
+            raise ValueError(f"task {self.task.id} sends {verb!r} to {args.get('package')!r}, not to its route's "
+                             f"{route.package!r} (graders.tasks.TASKS)")
+        for oracle in ORACLES:
+            if oracle.flag and bool(args.get(oracle.flag)) != (route.oracle == oracle):
+                raise ValueError(f"task {self.task.id} sends {verb!r} with {oracle.flag}={args.get(oracle.flag)!r}, "
+                                 f"which its route does not say (graders.tasks.TASKS)")
+
     def oracle_failed(self, doing: str) -> None:
         """CheckFailed when the last request's calls of the judge's oracles were refused or failed
         (graders.judge.oracles): that is the request's failure, whatever the student's code did with it."""
         failure = self.worker.oracle_failure
         if failure is not None:
-            hint = msg.ORACLE_HINT_RULE if "unbroadcast" in self.task.asks_judge else msg.ORACLE_HINT_FIT
+            hint = msg.ORACLE_HINT_RULE if self.task.route.asks("unbroadcast") else msg.ORACLE_HINT_FIT
             raise CheckFailed(msg.ORACLE_FAILED.format(failure=failure, hint=hint,
                                                        **msg.header(self.task, doing=doing)))
 

@@ -259,7 +259,7 @@ def check_resume(ctx: Context, path: str) -> Resumed:
     judge, the resumed run against torch's; what the parts after it use (its files are removed if it fails)."""
     setup, epochs, first = CKPT_SETUP, CKPT_EPOCHS, CKPT_FIRST
     val = setup.data(n=4, offset=1)
-    common = {**setup.args(), "val": val, "path": path}
+    common = {**setup.args(ctx.task.route.package), "val": val, "path": path}
     answer = ctx.ask("fit_cut", f"running fit with checkpoint={path!r}", **common, epochs=epochs, first=first)
     resumed = Resumed(Folder(ctx, "fit_cut", common), common, path, {})
     try:
@@ -422,8 +422,9 @@ def checkpoint(ctx: Context) -> None:
     judge sees from outside); the resume at each of CKPT_PATHS (the core); then the parts, each worth a point."""
     # every array of this checkpoint is a pickle that kills the process loading it: the worker's death, seen
     # from outside, is the effect of loading it with pickles allowed
-    ctx.ask("resume_from_pickle", "resuming fit from a checkpoint that holds a pickle", **CKPT_SETUP.args(),
-            path=CKPT_PATHS[0], died=msg.CKPT_UNPICKLED.format(**msg.header(ctx.task)))
+    ctx.ask("resume_from_pickle", "resuming fit from a checkpoint that holds a pickle",
+            **CKPT_SETUP.args(ctx.task.route.package), path=CKPT_PATHS[0],
+            died=msg.CKPT_UNPICKLED.format(**msg.header(ctx.task)))
     done = []
     try:
         for path in CKPT_PATHS:

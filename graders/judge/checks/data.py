@@ -60,10 +60,10 @@ class Setup:
         """The message line that says which data and loader a failure was seen on, so a student can rebuild the case."""
         return msg.LOADER_DATA.format(setup=self.text, n=self.n)
 
-    def args(self) -> dict:
-        """The keyword arguments of the worker's loader_epochs verb for this setup (its package, data, batch size and
-        drop_last)."""
-        return dict(package="sub_data", X=self.X, Y=self.Y, batch_size=self.batch_size, drop_last=self.drop_last)
+    def args(self, package: str) -> dict:
+        """The keyword arguments of the worker's loader_epochs verb for this setup in ``package`` (the task's route's):
+        the package, the data, the batch size and drop_last."""
+        return dict(package=package, X=self.X, Y=self.Y, batch_size=self.batch_size, drop_last=self.drop_last)
 
 
 def fail(ctx: Context, setup: Setup, text: str, hint: str | None = None, **fields):
@@ -155,7 +155,7 @@ def epochs(ctx: Context, setup: Setup, count: int, *, seeds=(None,), global_seed
     """``count`` epochs of one loader per seed, each read by read_epoch, and the first loader's len() when asked."""
     doing = msg.LOADER_DOING.format(setup=setup.text, epochs=count) + (msg.LOADER_DOING_LEN if length else "")
     answer = ctx.ask("loader_epochs", doing, shuffle=setup.shuffle, epochs=count, seeds=list(seeds),
-                     global_seeds=global_seeds, length=length, **setup.args())
+                     global_seeds=global_seeds, length=length, **setup.args(ctx.task.route.package))
     loaders = answer.loaders
     if len(loaders) != len(seeds) or any(len(passes) != count for passes in loaders) \
             or (length and not isinstance(answer.length, dict)):

@@ -92,7 +92,7 @@ def check_graph(ctx: Context, nodes, seed, *, builds: int = 1, doing: str = "", 
     """The leaves' grads after backward() on a graph of judge-made ops, against torch.autograd."""
     root = len(nodes) - 1
     doing = doing or f"calling backward() on a graph of {len(nodes)} nodes"
-    answer = ctx.ask("graph", doing, timeout=timeout, package="sub_tensor", nodes=nodes, root=root,
+    answer = ctx.ask("graph", doing, timeout=timeout, package=ctx.task.route.package, nodes=nodes, root=root,
                      seed=seed, builds=builds)
     expected = ctx.expected("torch.autograd on the graph", expected_grads, nodes, seed, builds)
     for index, (claim, want) in enumerate(zip(answer.grads, expected)):
@@ -140,7 +140,7 @@ def seeding_accumulation_errors(ctx: Context) -> None:
     """Task 2.2's check: backward()'s errors and seeding, grads accumulated over drawn graphs built several times, the
     forms a given grad comes in, each leaf's .grad an array of its own, and drawn programs of backward steps."""
     x = np.array([0.5, -1.0, 2.0])
-    scenarios = ctx.ask("engine_errors", "probing backward()'s seeding and errors", package="sub_tensor", x=x,
+    scenarios = ctx.ask("engine_errors", "probing backward()'s seeding and errors", package=ctx.task.route.package, x=x,
                         given=GIVEN, later=LATER, dtypes=list(GIVEN_DTYPES))
     raising = [("no_grad_root", "RuntimeError", "backward() on a one-element tensor that does not require grad"),
                ("implicit_nonscalar", "RuntimeError", "backward() with no grad on an output of shape (3,)")]
@@ -242,7 +242,7 @@ def no_grad(ctx: Context) -> None:
     inside, and drawn programs that mix blocks with backward steps."""
     def one(ab):
         a, b = ab
-        seen = ctx.ask("no_grad_probe", "using no_grad()", package="sub_tensor", a=a, b=b)
+        seen = ctx.ask("no_grad_probe", "using no_grad()", package=ctx.task.route.package, a=a, b=b)
         for key, want, what in (
             ("before", True, "is_grad_enabled() before any no_grad() block"),
             ("inside", False, "is_grad_enabled() inside no_grad()"),
@@ -503,7 +503,7 @@ def check_no_grad_program(ctx: Context, steps) -> None:
     """Each op of a drawn program of no_grad() blocks: recorded (requires_grad, its parents kept) or a plain
     leaf, against the judge's own reading of the program."""
     doing = "running a program of no_grad() blocks"
-    answer = ctx.ask("program", doing, package="sub_tensor", steps=steps)
+    answer = ctx.ask("program", doing, package=ctx.task.route.package, steps=steps)
     makes, (model, _) = tensors_made(steps), run_model(steps)
     if len(answer.recorded) != len(makes):
         raise ctx.incomplete(doing)
@@ -522,7 +522,7 @@ def check_program(ctx: Context, steps) -> None:
     """A drawn program's backward steps against the judge's own model of it: which calls raise, and every
     leaf's .grad after each call."""
     doing = "running a program of backward() calls"
-    answer = ctx.ask("program", doing, package="sub_tensor", steps=steps)
+    answer = ctx.ask("program", doing, package=ctx.task.route.package, steps=steps)
     expected = expected_program(steps)
     if len(answer.outcomes) != len(expected):
         raise ctx.incomplete(doing)

@@ -27,7 +27,6 @@ from graders.judge.checks.base import CheckFailed, Context, Tolerance
 if TYPE_CHECKING:
     from graders.judge.checks.trajectory import Run
 
-PACKAGE = "sub_train"
 TOL = Tolerance(rtol=1e-9, atol=1e-12)
 STALE_GRAD = 100.0  # left on every parameter before the epoch: train_epoch must clear it
 MATCH = {"rtol": 1e-9, "atol": 1e-12}  # how close a run must be to a known mistake to name it
@@ -100,11 +99,11 @@ class Setup:
         return [(X[order[i:i + self.batch_size]], Y[order[i:i + self.batch_size]])
                 for i in range(0, len(X), self.batch_size)]
 
-    def args(self) -> dict:
-        """The keyword arguments every loop verb takes for this setup: the package, the model's sizes and weights, the
-        data, the batch size, the optimizer's settings and the loss."""
+    def args(self, package: str) -> dict:
+        """The keyword arguments every loop verb takes for this setup in ``package`` (the task's route's): the package,
+        the model's sizes and weights, the data, the batch size, the optimizer's settings and the loss."""
         X, Y = self.data()
-        return {"package": PACKAGE, "sizes": list(self.sizes), "state": self.state(), "X": X,
+        return {"package": package, "sizes": list(self.sizes), "state": self.state(), "X": X,
                 "Y": Y, "batch_size": self.batch_size, "lr": self.lr, "momentum": self.momentum, "loss": self.loss}
 
     def lines(self, order: str = "in order") -> list[str]:
@@ -231,8 +230,9 @@ def check_epoch(ctx: Context, setup: Setup, *, full: bool = True) -> None:
     rungs, from eval mode (train_epoch must switch to training mode) and on the kind of the loss; 5.3 starts the
     model in training mode and checks only the numbers, so a mistake there costs once. Whether the loss Tensors were
     kept alive cannot show in any number the judge reads, and is not graded (docs/security.md)."""
-    answer = ctx.ask("train_epoch_watched", f"running train_epoch over {setup.batches} batch(es)", **setup.args(),
-                     stale_grad=STALE_GRAD, options=setup.options or None, start_training=not full)
+    answer = ctx.ask("train_epoch_watched", f"running train_epoch over {setup.batches} batch(es)",
+                     **setup.args(ctx.task.route.package), stale_grad=STALE_GRAD, options=setup.options or None,
+                     start_training=not full)
     claim = answer.loss
     is_float = claim.get("type") in ("float", "float64") and claim.get("kind") in ("number", "numpy scalar")
     loss = ctx.number(claim, "the value train_epoch returned") if full or is_float else None
@@ -299,7 +299,7 @@ def check_interrupted(ctx: Context) -> None:
     """evaluate whose loader raises partway must leave the model as it found it (training mode): the judge reads
     the model's output afterwards, which in training mode is its network's plus 1."""
     setup, at = INTERRUPTED_SETUP, INTERRUPTED_AT
-    args = {k: v for k, v in setup.args().items() if k not in ("lr", "momentum")}
+    args = {k: v for k, v in setup.args(ctx.task.route.package).items() if k not in ("lr", "momentum")}
     answer = ctx.ask("evaluate_interrupted", msg.EVAL_INTERRUPTED_DOING.format(at=at + 1), **args, fail_at=at,
                      probe_x=INTERRUPTED_PROBE)
     expected = network_output(setup.state(), INTERRUPTED_PROBE) + 1.0
@@ -355,7 +355,7 @@ def check_evaluate(ctx: Context, setup: Setup, starts: tuple[bool, ...]) -> None
     inputs = setup.lines() + [msg.LOOP_SETUP_PROBE]
     for start in starts:
         mode = "training" if start else "eval"
-        args = {k: v for k, v in setup.args().items() if k not in ("lr", "momentum")}
+        args = {k: v for k, v in setup.args(ctx.task.route.package).items() if k not in ("lr", "momentum")}
         answer = ctx.ask("evaluate_watched", f"running evaluate on a model in {mode} mode", **args,
                          start_training=start, probe_x=INTERRUPTED_PROBE)
         loss = ctx.number(answer.loss, "the value evaluate returned")
@@ -398,7 +398,7 @@ def clip_mistake(grads, yours, max_norm, total) -> str | None:
 def check_clip(ctx: Context, grads: list, max_norm: float) -> None:
     """Task 5.3's clipping on one case: the norm clip_grad_norm returned, each grad after it, and that each was scaled
     in place (the parameter keeps its array), against torch's clip_grad_norm_."""
-    answer = ctx.ask("clip", f"calling clip_grad_norm(params, max_norm={max_norm!r})", package=PACKAGE,
+    answer = ctx.ask("clip", f"calling clip_grad_norm(params, max_norm={max_norm!r})", package=ctx.task.route.package,
                      grads=grads, max_norm=max_norm)
     total, expected = ctx.expected("torch's clip_grad_norm_", torch_clip, grads, max_norm)
     inputs = [msg.CLIP_INPUTS.format(grads=", ".join("None" if g is None else msg.array_text(g) for g in grads),
@@ -476,7 +476,8 @@ def check_fit(ctx: Context, setup: Setup, epochs: int, *, with_val: bool, shuffl
     ``with_val``), over batches shuffled by a seed, against torch's run of the same fit."""
     val = setup.data(n=6, offset=1) if with_val else None
     answer = ctx.ask("fit_history", f"running fit for {epochs} epochs{' with a val_loader' if with_val else ''}",
-                     **setup.args(), epochs=epochs, orders=shuffled_orders(shuffle_seed, setup.n, epochs), val=val)
+                     **setup.args(ctx.task.route.package), epochs=epochs,
+                     orders=shuffled_orders(shuffle_seed, setup.n, epochs), val=val)
     history = read_history(ctx, answer.history, "fit", {"train_loss": epochs, "val_loss": epochs * with_val})
     expected, weights = ctx.expected("torch's fit", fit_values, setup, epochs, shuffle_seed=shuffle_seed, val=val)
     inputs = setup.lines(order=f"shuffled by default_rng({shuffle_seed})") + [
@@ -567,7 +568,8 @@ def fit(ctx: Context) -> None:
     hidden = LESSON["hidden"]
     text = msg.FIT_E2E_SETUP.format(**LESSON, data=msg.E2E_KEY_DATA if seed else msg.E2E_LESSON_DATA)
     answer = ctx.ask("fit_end_to_end", msg.FIT_E2E_DOING.format(setup=text), timeout=END_TO_END_TIMEOUT,
-                     hint=msg.FIT_E2E_WHOLE_STACK, package="sub_all", X=X, Y=Y, **{**LESSON, "seed": seed})
+                     hint=msg.FIT_E2E_WHOLE_STACK, package=ctx.task.route_of("fit_end_to_end").package, X=X, Y=Y,
+                     **{**LESSON, "seed": seed})
     ctx.data["lesson_data"] = not seed  # the stored reference curve is the lesson data's
     params = read_params(ctx, answer.params, END_TO_END_NAMES, [(1, hidden), (hidden,), (hidden, 1), (1,)],
                          f"after the lesson's run ({text})")

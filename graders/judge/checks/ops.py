@@ -21,7 +21,6 @@ from graders.judge import strategies as s
 from graders.judge import yardstick as timing
 from graders.judge.checks.base import TIGHT, CheckFailed, Context
 from graders.judge.worker_process import WorkerDied, WorkerTimedOut
-from graders.tasks import BY_ID
 
 EXAMPLES_PER_OP = 40
 NAMES = "xy"  # the operands, by position, as the stubs name them (x @ w for matmul)
@@ -192,9 +191,9 @@ def check_case(ctx: Context, case: OpCase, operands, kwargs, upstream, *, witnes
     wire, wire_kwargs = _encode(operands, kwargs)
     text = f"{case.text} with {_kwargs_text(kwargs)}" if kwargs else case.text
     try:
-        answer = ctx.ask("op_backward", f"calling the backward rule of {text}", package="sub_tensor", op=case.op,
-                         operands=wire, kwargs=wire_kwargs, upstream=upstream,
-                         isolate_unbroadcast="unbroadcast" in BY_ID[case.task].asks_judge)
+        answer = ctx.ask("op_backward", f"calling the backward rule of {text}", package=ctx.task.route.package,
+                         op=case.op, operands=wire, kwargs=wire_kwargs, upstream=upstream,
+                         isolate_unbroadcast=ctx.task.route.asks("unbroadcast"))
     except CheckFailed as failure:  # show the inputs that made the student's code raise, and what it must return
         text = str(failure)
         in_a_function = re.search(r"\n  at \S+:\d+ in ", text)  # not a file that does not compile or import
@@ -288,7 +287,7 @@ def unbroadcast(ctx: Context) -> None:
         grad = _upstream(grad_shape, g_seed)
         expected = ctx.expected("unbroadcast", _unbroadcast_expected, grad, target)
         claim = ctx.ask("unbroadcast", f"calling unbroadcast(grad of shape {grad_shape}, {target})",
-                        package="sub_tensor", grad=grad, shape=list(target))
+                        package=ctx.task.route.package, grad=grad, shape=list(target))
         yours = ctx.array(claim, target, f"unbroadcast(grad of shape {grad_shape}, {target})")
         ctx.compare(yours, expected, f"unbroadcast(grad, {target})",
                     inputs=[msg.UNBROADCAST_INPUT.format(value=msg.array_text(grad))], source=msg.UNBROADCAST_SOURCE,
@@ -353,7 +352,8 @@ def check_unbroadcast_cost(ctx: Context) -> CheckFailed | None:
                         source=msg.UNBROADCAST_SOURCE, hint=msg.HINT_UNBROADCAST)
 
     wire = [{"grad": grad, "shape": list(target)} for grad, target in sets]
-    return timed_rung(ctx, "unbroadcast_cost", {"package": "sub_tensor", "sets": wire, "repeat": UNBROADCAST_REPEAT},
+    return timed_rung(ctx, "unbroadcast_cost", {"package": ctx.task.route.package, "sets": wire,
+                                                  "repeat": UNBROADCAST_REPEAT},
                       yardstick=("unbroadcast", [[grad, list(target)] for grad, target in sets], {}),
                       timed=f"calling unbroadcast on gradients of shape {shapes}", ratio=UNBROADCAST_COST,
                       head=head, check=check)
@@ -368,6 +368,7 @@ def timed_rung(ctx: Context, verb: str, args: dict, *, yardstick: tuple, timed: 
     is asymptotically slower (work per input times outputs) spend orders of magnitude more than the limit.
     ``check`` holds the very answer that was timed (its CheckFailed is returned, to be raised after the drawn
     examples)."""
+    ctx.check_route(verb, args)
     op, sets, kwargs = yardstick
     best = None
     for _ in range(COST_ATTEMPTS):
@@ -455,8 +456,8 @@ def check_cost(ctx: Context) -> CheckFailed | None:
     sets = cost_operands(ctx, cost)
     upstreams = [np.ones(output_shape(ctx, case, operands, kwargs)) for operands in sets]
     wire = [{"operands": _encode(operands, cost.kwargs)[0], "upstream": g} for operands, g in zip(sets, upstreams)]
-    args = dict(package="sub_tensor", op=cost.op, sets=wire, kwargs=_encode([], cost.kwargs)[1], repeat=cost.repeat,
-                isolate_unbroadcast="unbroadcast" in ctx.task.asks_judge)
+    args = dict(package=ctx.task.route.package, op=cost.op, sets=wire, kwargs=_encode([], cost.kwargs)[1],
+                repeat=cost.repeat, isolate_unbroadcast=ctx.task.route.asks("unbroadcast"))
     shapes = " and ".join(str(np.shape(a)) for a in sets[-1])
     head = msg.header(ctx.task, op=f"the backward rule of {cost.text}", shapes=shapes, limit=cost.ratio,
                       repeat=cost.repeat, hint=cost.hint, base=msg.COST_BASE_OP.format(op=cost.text))

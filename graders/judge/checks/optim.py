@@ -153,7 +153,7 @@ def check_run(ctx: Context, run: Run, hint: str) -> None:
     """Types and shapes, then in place, then values against torch, then the state dict and zero_grad."""
     head = msg.header(ctx.task)
     answer = ctx.ask("optimizer_run", run.doing(), hint=msg.HINT_SKIP_NONE if run.skips else None,
-                     package="sub_optim", kind=run.kind, hyper=run.hyper, start=run.start, grads=run.grads,
+                     package=ctx.task.route.package, kind=run.kind, hyper=run.hyper, start=run.start, grads=run.grads,
                      save_after=run.save_after, zero_grad=run.zero_grad)
     done = run.save_after if answer.state_error is not None else len(run.grads)
     if not (len(answer.steps) == len(answer.in_place) == done
@@ -275,7 +275,7 @@ def ignores_momentum_and_decay(ctx: Context) -> bool:
     3.2 not begun)? Then 3.2 is "not attempted", as an untouched stub is, not "failed"."""
     hyper, grads = {"lr": 0.1, "momentum": 0.9, "weight_decay": 0.1}, gradients(2, seed=1)
     run = Run("SGD", hyper, START, grads)
-    answer = ctx.ask("optimizer_run", run.doing(), package="sub_optim", kind="SGD", hyper=hyper, start=START,
+    answer = ctx.ask("optimizer_run", run.doing(), package=ctx.task.route.package, kind="SGD", hyper=hyper, start=START,
                      grads=grads, save_after=None, zero_grad=False)
     plain = ctx.expected("torch.optim's steps", torch_steps, Run("SGD", {"lr": hyper["lr"]}, START, grads))
     try:

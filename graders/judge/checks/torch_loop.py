@@ -19,7 +19,6 @@ from graders.judge.checks.base import CheckFailed, Context, Skip, Tolerance
 from graders.judge.checks.loop import known_mistake, read_history, read_params
 from graders.lesson import make_sine_data
 
-PACKAGE = "sub_torch_loop"
 TOL = Tolerance(rtol=1e-9, atol=1e-12)
 TIMEOUT = {"cpu": 20.0, "cuda": 60.0}  # the first request imports torch (and initialises CUDA)
 # What the worker's probe model adds to its network's output in training mode and while grad mode is on
@@ -106,8 +105,8 @@ def check_fit_torch(ctx: Context, device: str, setup: TorchSetup = TorchSetup())
     after the forwards' modes (and, on CUDA, the moves) the worker noted, which can only cost the task."""
     X, Y, val = setup.data()
     answer = ctx.ask("fit_torch_watched", f"running fit_torch for {setup.epochs} epochs on device={device!r}",
-                     timeout=TIMEOUT[device], package=PACKAGE, task=ctx.task.id, state=setup.state(), X=X, Y=Y,
-                     val=val, batch_size=setup.batch_size, lr=setup.lr, momentum=setup.momentum,
+                     timeout=TIMEOUT[device], package=ctx.task.route.package, task=ctx.task.id, state=setup.state(),
+                     X=X, Y=Y, val=val, batch_size=setup.batch_size, lr=setup.lr, momentum=setup.momentum,
                      epochs=setup.epochs, device=device)
     history = read_history(ctx, answer.history, "fit_torch", {"train_loss": setup.epochs, "val_loss": setup.epochs})
 
