@@ -242,6 +242,17 @@ HINT_SQUARE_MEAN = ("a mean of squares: the square's derivative, and the mean's 
 HINT_RESHAPE = "reshape only moves entries: nothing is scaled, only the shape goes back"
 HINT_T = "a transpose only moves entries: reverse the axes back"
 # Mistakes a rule's numbers show (ops.MISTAKES computes the gradient each one gives): the mistake, named.
+HINT_SIGMOID_EXTREMES = ("use the forward's out: sigmoid's slope is out * (1 - out), finite for every x, where a "
+                         "formula in exp(-x) overflows to inf / inf = nan for large negative x")
+RULE_WROTE_INTO_G = ("Task {task} ({title}): the backward rule of {op} changed g, the upstream gradient it was "
+                     "given, in place")
+HINT_RULE_WROTE_INTO_G = ("compute new arrays (g * mask, g * out) and never write into g (g[...] = ..., g *= ...): "
+                          "an engine may hand the same g to several rules, and each must see it as it was")
+RAISED_KEY_ID = "{error} on a key that is an id() (an object's memory address: the object was never stored)"
+HINT_ENGINE_KEY_ERROR = ("a node's gradient was looked up before any was stored for it: walk the nodes in reverse "
+                         "topological order (the output first, each node only after every node that uses it)")
+# The hint of an exception that names its mistake: (task id prefix, exception class) -> hint.
+HINTS_FOR_RAISED = {("2.", "KeyError"): HINT_ENGINE_KEY_ERROR}
 HINT_OP_MISTAKES = {
     "forgets_g": ("the local derivative alone: the chain rule multiplies it by g, the gradient arriving from the "
                   "output"),

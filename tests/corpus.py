@@ -217,6 +217,13 @@ TENSOR = (
             return (g * slope,)
 """, ("1.6",),
             "a central difference: right to about 1e-10, outside the graders' tolerance"),
+    _tensor("relu_zeroes_g_in_place", "return (g * (x > 0),)", "g[x <= 0] = 0\n            return (g,)", ("1.6",),
+            "right values, but written into g itself: an engine that hands the same g to another rule hands it "
+            "zeroed (a student trial's mistake, once missed by every check)"),
+    _tensor("sigmoid_from_x", "return (g * out * (1.0 - out),)",
+            "return (g * np.exp(-self.data) / (1.0 + np.exp(-self.data)) ** 2,)", ("1.6",),
+            "sigmoid's derivative from x: right for moderate x, nan where exp(-x) overflows (x below about -710), "
+            "where the forward's out gives 0 (a student trial's mistake, once missed by every check)"),
     _tensor("sigmoid_forgets_g", "return (g * out * (1.0 - out),)", "return (out * (1.0 - out),)", ("1.6",),
             "the local derivative alone, never multiplied by the upstream gradient"),
     # ----- 1.7 sum, mean, square_mean -----
@@ -253,6 +260,9 @@ TENSOR = (
 """, TASKS_OF_FILE["tensor.py"],
             "one line indented a space too far: tensor.py no longer imports, so every task is lost"),
     # ----- 2.1 order and chain rule -----
+    _tensor("engine_order_not_reversed", "    return order[::-1]", "    return order", ("2.1", "2.2", "2.4"),
+            "walks the topological order from the leaves up, so a node's gradient is looked up before any reached it "
+            "(a student trial's mistake: a bare KeyError of an id, with no hint, before)"),
     _tensor("engine_breadth_first", ENGINE_WALK, """\
         # breadth-first from the output: the nearest nodes get their gradient first
         grads = {id(self): grad}

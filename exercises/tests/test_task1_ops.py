@@ -235,6 +235,27 @@ def test_sigmoid():
     assert_close(gx, [0.25, s * (1.0 - s)], "dL/dx of sigmoid(x) at x = [0, 2]")
 
 
+@pytest.mark.task1_6
+def test_sigmoid_is_finite_at_large_inputs():
+    """At x = [-800, 800], where exp(-x) overflows, is sigmoid's gradient finite (0), as out * (1 - out) gives?"""
+    (gx,) = gradients(leaf([-800.0, 800.0]).sigmoid(), np.ones(2))
+    assert np.all(np.isfinite(gx)), (f"dL/dx of sigmoid(x) at x = [-800, 800] is {gx}: use the forward's out, "
+                                     "out * (1 - out), finite for every x")
+    assert_close(gx, [0.0, 0.0], "dL/dx of sigmoid(x) at x = [-800, 800]")
+
+
+@pytest.mark.task1_6
+@pytest.mark.parametrize("name", ["relu", "tanh", "sigmoid"])
+def test_a_rule_leaves_g_as_it_was(name):
+    """Does the rule leave the upstream gradient g unchanged? An engine may hand the same g to several rules."""
+    g = np.array([1.0, -2.0, 3.0])
+    given = g.copy()
+    out = getattr(leaf([-1.0, 0.0, 2.0]), name)()
+    out._backward(g)
+    assert np.array_equal(g, given), (f"{name}'s rule changed g from {given} to {g}: compute new arrays "
+                                      "(g * mask), never write into g")
+
+
 # ----- 1.7 sum, mean, square_mean -----
 
 @pytest.mark.task1_7

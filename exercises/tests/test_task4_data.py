@@ -38,6 +38,19 @@ def test_batches_have_batch_size_and_a_smaller_last_one():
 
 
 @pytest.mark.task4_1
+def test_batches_hold_the_values_given_to_float64_precision():
+    """Given values like 0.1 and 1/3, and an int Y, are the batches float64 and exactly those values (nothing rounded
+    through float32 on the way)?"""
+    X, Y = np.arange(6, dtype=np.float64).reshape(6, 1) / 3 + 0.1, np.arange(6).reshape(6, 1)
+    batches = epoch(DataLoader(X, Y, batch_size=4, shuffle=False))
+    for xb, yb in batches:
+        assert xb.dtype == np.float64 and yb.dtype == np.float64, \
+            f"batches of dtype ({xb.dtype}, {yb.dtype}), expected float64: np.asarray(X, dtype=np.float64)"
+    assert np.array_equal(np.concatenate([xb for xb, _ in batches]), X), \
+        "the batches' x are not exactly the X given: keep the arrays in float64, never float32"
+
+
+@pytest.mark.task4_1
 def test_drop_last_drops_the_smaller_last_batch():
     """With drop_last=True, do 10 examples in batches of 4 come as sizes [4, 4]?"""
     batches = epoch(DataLoader(*numbered(10), batch_size=4, shuffle=False, drop_last=True))
@@ -102,6 +115,16 @@ def test_each_epoch_draws_a_fresh_permutation():
     first, second = order(epoch(loader)), order(epoch(loader))
     assert sorted(second) == list(range(100)), "the second epoch did not cover every example once"
     assert first != second, "both epochs used the same order: draw a new permutation in every iter()"
+
+
+@pytest.mark.task4_2
+def test_shuffling_leaves_the_callers_arrays_as_they_were():
+    """After a shuffled epoch, are the X and Y the caller gave still in their order (the loader indexes them, it
+    never reorders them in place)?"""
+    X, Y = numbered(10)
+    epoch(DataLoader(X, Y, batch_size=4, shuffle=True, rng=np.random.default_rng(0)))
+    assert np.array_equal(X, numbered(10)[0]) and np.array_equal(Y, numbered(10)[1]), \
+        "the loader reordered the caller's X and Y: index them with the permutation (X[idx]), never shuffle them"
 
 
 @pytest.mark.task4_2

@@ -76,6 +76,16 @@ def test_train_epoch_returns_the_mean_batch_loss_as_a_float():
 
 
 @pytest.mark.task5_1
+def test_train_epoch_averages_the_batch_losses_not_the_examples():
+    """With batches of 4 and 2 examples, is the loss the mean of the two batch losses (each batch counts once), not
+    the mean over the six examples?"""
+    model, w0, b0 = linear_model()
+    batches = [(X[:4], Y[:4]), (X[4:], Y[4:])]
+    loss = train_epoch(model, as_tensors(batches), CountingSGD(model.parameters(), lr=0.1), MSELoss())
+    assert_close(loss, numpy_linear_epoch(w0, b0, batches, lr=0.1)[2], "the mean of the two batch losses")
+
+
+@pytest.mark.task5_1
 def test_train_epoch_clears_old_gradients_first():
     """With stale gradients left on the parameters, does the epoch still match plain SGD?"""
     model, w0, b0 = linear_model()

@@ -68,7 +68,11 @@ def op_backward(package, op, operands, kwargs, upstream, isolate_unbroadcast=Fal
         _, leaves, out = _forward(package, op, operands, kwargs)
         if not isinstance(out, module(package, "tensor").Tensor):
             return {"out": claim(out)}
-        return _answer(leaves, out, out._backward(upstream))
+        given = np.array(upstream, copy=True)
+        answer = _answer(leaves, out, out._backward(upstream))
+        # whether the rule wrote into g: an engine may hand one g to several rules (only ever a cost to the student)
+        answer["g_changed"] = not np.array_equal(given, upstream, equal_nan=True)
+        return answer
 
 
 @contextlib.contextmanager

@@ -30,6 +30,7 @@ class OpRule:
     out: Claim
     slots: list[int] | None = None
     grads: Claim | None = None
+    g_changed: bool | None = None  # op_backward only: whether the rule wrote into its upstream gradient g
 
 
 @dataclass(frozen=True)

@@ -196,6 +196,11 @@ class Context:
                 return NotAttempted(self.not_attempted_text(error["message"]))
             return NotAttempted(msg.NEEDS_OTHER_TASK.format(task=self.task.id, what=error["message"]))
         text = f"{error['type']}: {error['message']}" if error.get("message") else error["type"]
+        if "KeyError" in error.get("mro", ()) and re.fullmatch(r"\d{9,}", error.get("message", "")):
+            text = msg.RAISED_KEY_ID.format(error=error["type"])  # an id(): a memory address, other at every run
+        if hint is None:  # an exception that says which mistake made it, in this task's code
+            hint = next((h for (prefix, kind), h in msg.HINTS_FOR_RAISED.items()
+                         if self.task.id.startswith(prefix) and kind in error.get("mro", ())), None)
         return CheckFailed(msg.lines(msg.RAISED.format(error=text, **msg.header(self.task, doing=doing)),
                                      error.get("where") and msg.RAISED_AT.format(where=error["where"]),
                                      msg.HINT.format(hint=hint) if hint else ""))
@@ -247,7 +252,7 @@ class Context:
                                       **msg.header(self.task)),
                 (hint := msg.diagnose(value, np.zeros(shape))) and msg.HINT.format(hint=hint)))
         if not np.all(np.isfinite(value)):
-            self.fail(what, msg.NOT_FINITE, "finite values")
+            self.fail(what, msg.NOT_FINITE, "finite values", hint=hint)
         return value
 
     def number(self, claim: dict, what: str, how: str = msg.LOOP_FLOAT_HOW) -> float:

@@ -90,6 +90,8 @@ CASES = (
 
 CASES_BY_OP = {case.op: case for case in CASES}
 
+# sigmoid where exp(-x) overflows: its out is 0 or 1 there, and its gradient 0 (a rule from x gives nan)
+SIGMOID_AT_EXTREMES = OpCase("1.6", "sigmoid", "x.sigmoid() at large |x|", _torch("sigmoid"), s.single_operands(), ([np.array([[-800.0, -30.0, 0.5, 30.0, 800.0]])], {}), msg.HINT_SIGMOID_EXTREMES)  # noqa: E501
 RELU_AT_ZERO = OpCase("1.6", "relu", "x.relu() at x = 0", _torch("relu"), s.single_operands(), ([np.array([[-1.0, 0.0, 2.0]])], {}), msg.HINT_RELU_AT_ZERO)
 
 
@@ -207,6 +209,10 @@ def check_answer(ctx: Context, case: OpCase, operands, kwargs, upstream, answer:
     """The gradients of one answer of the student's rule (op_backward's or op_cost's) against ``expected``."""
     if answer.grads is None or answer.slots is None:
         ctx.fail(f"{case.text}", f"a {answer.out.get('type')}", "a Tensor")
+    if answer.g_changed:  # the worker's word, so it can only cost: a rule that leaves g alone loses nothing here
+        raise CheckFailed(msg.lines(msg.RULE_WROTE_INTO_G.format(op=case.text, **msg.header(ctx.task)),
+                                    *_input_lines(case, operands, kwargs, upstream),
+                                    msg.HINT.format(hint=msg.HINT_RULE_WROTE_INTO_G)))
     slots = answer.slots
     grads = ctx.sequence(answer.grads, len(slots), f"out._backward(g) for {case.text} (one gradient per parent)")
     arrays, names = [v for v in operands if isinstance(v, np.ndarray)], operand_names(case, operands)
@@ -214,7 +220,7 @@ def check_answer(ctx: Context, case: OpCase, operands, kwargs, upstream, answer:
         if index not in slots:
             ctx.fail(f"out._parents of {case.text}", f"missing input {names[index]}", "each input Tensor")
         what = f"gradient for {names[index]} in {case.text}"
-        yours = ctx.array(grads[slots.index(index)], value.shape, f"the {what}")
+        yours = ctx.array(grads[slots.index(index)], value.shape, f"the {what}", hint=case.hint)
         if yours.shape != np.shape(want) or np.any(np.abs(yours - want) > TIGHT.allowed(want)):
             hint = mistake_hint(case, operands, kwargs, upstream, index, yours, want) or case.hint
         else:
@@ -504,6 +510,8 @@ def relu_tanh_sigmoid(ctx: Context) -> None:
     relu, tanh and sigmoid."""
     operands, kwargs = RELU_AT_ZERO.fixed
     check_case(ctx, RELU_AT_ZERO, operands, kwargs, np.array([[1.0, 1.0, 1.0]]))
+    operands, kwargs = SIGMOID_AT_EXTREMES.fixed
+    check_case(ctx, SIGMOID_AT_EXTREMES, operands, kwargs, np.ones((1, 5)))
     check_ops(ctx, cases_of("1.6"))
 
 
