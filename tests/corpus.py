@@ -391,6 +391,10 @@ TENSOR = (
     yield
     _grad_enabled = previous
 """, ("2.3",), "no try/finally: an exception inside the block leaves recording switched off"),
+    _tensor("no_grad_saves_the_function", "previous, _grad_enabled = _grad_enabled, False",
+            "previous, _grad_enabled = is_grad_enabled, False", ("2.3",),
+            "keeps is_grad_enabled itself (no call) as the mode to restore, so after the block the mode is a "
+            "function (a student trial's mistake: the grader's 'could not encode the answer' before)"),
     _tensor("no_grad_exits_to_true", NO_GRAD_BODY, """\
     global _grad_enabled
     _grad_enabled = False

@@ -286,6 +286,8 @@ def no_grad_probe(package, a, b):
     outside = x * y
     if hasattr(T, "_grad_enabled"):
         T._grad_enabled = True  # a no_grad that leaks must cost 2.3 only, not the tasks graded after it
+    # is_grad_enabled() gives a bool; anything else (the function itself, kept by mistake) comes back as its kind
+    seen = {k: v if isinstance(v, bool) else f"a {type(v).__name__}" for k, v in seen.items()}
     return {"seen": seen, "inside_requires_grad": inside.requires_grad, "inside_parents": len(inside._parents),
             "inside_data": claim(inside.data), "outside_requires_grad": outside.requires_grad,
             "outside_parents": len(outside._parents)}

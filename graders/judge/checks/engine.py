@@ -251,8 +251,10 @@ def no_grad(ctx: Context) -> None:
             ("after", True, "is_grad_enabled() after the block"),
             ("after_exception", True, "is_grad_enabled() after an exception left a no_grad() block"),
         ):
-            if seen.seen.get(key) is not want:
-                raise CheckFailed(msg.lines(msg.WRONG_KIND.format(what=what, got=repr(seen.seen.get(key)),
+            got = seen.seen.get(key)
+            got = got if isinstance(got, str) else repr(got)  # a bool, or the kind that came instead: "a function"
+            if got != repr(want):
+                raise CheckFailed(msg.lines(msg.WRONG_KIND.format(what=what, got=got,
                                                                   expected=repr(want), **msg.header(ctx.task)),
                                             msg.HINT.format(hint=msg.HINT_NO_GRAD)))
         if seen.inside_requires_grad is not False or seen.inside_parents != 0:
