@@ -148,6 +148,17 @@ def test_evaluate_restores_the_previous_mode():
 
 
 @pytest.mark.task5_2
+def test_evaluate_restores_the_mode_when_the_loader_raises():
+    """When the loader raises partway, does evaluate pass the error on and still leave a model in training mode in
+    training mode (a finally block)?"""
+    model = linear_model()[0].train()
+    with pytest.raises(LoaderFailed):
+        evaluate(model, DyingLoader(as_tensors(BATCHES), dies_in=1), MSELoss())
+    assert model.training is True, ("the model was left in eval mode when the loader raised: restore the mode in a "
+                                    "finally block")
+
+
+@pytest.mark.task5_2
 def test_evaluate_calls_the_loss_with_the_prediction_first():
     """Is every loss in evaluate computed as loss_fn(model(xb), yb), prediction first and target second?"""
     loss = OrderedLoss()
