@@ -214,6 +214,15 @@ def test_every_module_lives_in_the_subpackage_of_its_job():
     assert all((GRADERS / package / "__init__.py").is_file() for package in SUBPACKAGES)
 
 
+def test_every_package_of_graders_is_in_the_wheel():
+    """Does pyproject.toml's [tool.setuptools] packages list every package of graders/ (a folder with __init__.py)?
+    One left out is missing from the wheel, and an installed judge fails to import it (an editable install hides it)."""
+    tomllib = pytest.importorskip("tomllib")
+    listed = tomllib.loads((GRADERS.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    packages = {module_name(path) for path in GRADERS.rglob("__init__.py") if "given" not in path.parts}
+    assert sorted(packages - set(listed)) == []
+
+
 def test_the_worker_imports_nothing_of_the_rest_of_graders():
     """The worker package is copied into the sandbox alone: does any of its modules import graders.* outside it?"""
     outside = {name: sorted(m for m in GRAPH[name] if not m.startswith("graders.worker"))
