@@ -9,8 +9,8 @@ from pathlib import Path
 from graders import __version__, cli_class, cli_options, paths, pipeline
 from graders import messages as msg
 from graders.course import build
-from graders.judge import layout
 from graders.results import scorecard
+from graders.submission import layout
 from graders.tasks import GRADE_DEADLINE
 
 
@@ -142,6 +142,6 @@ def main(argv: list[str] | None = None) -> int:
 def run() -> None:
     """The console script (and ``python -m graders``): ``main()``, then out without tearing the interpreter down
     (``processes.exit_without_teardown``). An exit that argparse raises (--help, a bad option) goes as usual."""
-    from graders.judge.processes import exit_without_teardown
+    from graders.isolation.processes import exit_without_teardown
 
     exit_without_teardown(main())

@@ -24,7 +24,7 @@ NOT_ATTEMPTED_IGNORED = ("Task {task} not attempted yet: {what} (your code in {f
                          "it moves exactly as plain SGD does).")
 NEEDS_OTHER_TASK = "Task {task} not attempted yet: it needs {what}, which still raises NotImplementedError."
 MISSING_FILE = "Task {task}: {file} is missing from the submission."
-# A path that holds nothing to grade (graders.judge.layout.student_files): the command says it, and grades nothing.
+# A path that holds nothing to grade (graders.submission.layout.student_files): the command says it, and grades nothing.
 SUBMISSION_MISSING = "{submission}: no such folder"
 SUBMISSION_NOT_A_FOLDER = "{submission}: not a folder (expected a folder laid out like exercises/)"
 SUBMISSION_NO_MODULE = "{submission}: holds none of {files}; expected a folder laid out like exercises/"
@@ -32,7 +32,7 @@ SUBMISSION_TOO_LARGE = "{submission}: its .py files hold {size} bytes, more than
 NOT_REGULAR_FILE = ("Task {task}: {file} in the submission is {kind}, not a file, so it was not read; hand in the "
                     "file itself.")
 RAISED = "Task {task} ({title}): {doing} raised {error}"
-# Why a worker refuses an import (the student's ModuleNotFoundError says it: graders.judge.worker_process.refused).
+# Why a worker refuses an import (the student's ModuleNotFoundError says it: graders.isolation.worker_process.refused).
 IMPORT_REFUSED_GRADERS = "a submission cannot import the graders or the reference"
 IMPORT_REFUSED_AUTODIFF = ("only torch_loop.py may import torch or another "
                            "autodiff library (contract.md)")
@@ -639,7 +639,7 @@ DOCTOR_WORKER_CAN = {
                   "submissions, any checkout's solutions/ and the results directory included); use bubblewrap, or "
                   "run the judge as root to drop the worker"),
 }
-# The isolation, one line for the scorecard and doctor (graders.judge.sandbox.Isolation.describe): its parts.
+# The isolation, one line for the scorecard and doctor (graders.isolation.sandbox.Isolation.describe): its parts.
 ISOLATION_PARTS = {
     "limits": "process limits",
     "bubblewrap": "bubblewrap (no network, private pid namespace, read-only interpreter)",
@@ -651,7 +651,8 @@ ISOLATION_PARTS = {
     "judge_uid": "the judge's own uid (no bubblewrap: it can read and write what the judge can, other students' files "
                  "included)",
 }
-# How workers start (graders.judge.forkserver.describe) and the budgets over a grade (graders.judge.budget.describe).
+# How workers start (graders.isolation.forkserver.describe) and the budgets over a grade
+# (graders.isolation.budget.describe).
 WORKERS_COLD_SWITCH = "each a fresh interpreter ({switch}=off)"
 WORKERS_COLD = "each a fresh interpreter (workers are forked only where the judge runs as root with bubblewrap)"
 WORKERS_FORKED = ("forked into bubblewrap's sandbox from two fork servers a judge keeps (numpy; torch and the loop's "

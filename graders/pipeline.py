@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from graders.judge import intake
-from graders.judge.layout import SubmissionError
+from graders.submission import intake
+from graders.submission.layout import SubmissionError
 from graders.tasks import GRADE_DEADLINE
 
 
@@ -31,7 +31,7 @@ def grade_submission(path: Path, *, name: str | None = None, key: int | None = N
                      tasks: tuple[str, ...] | None = None, isolation: str = "auto",
                      deadline: float | None = GRADE_DEADLINE, laid_out: Callable[[], None] | None = None) -> Graded:
     """Unpack and locate the submission at ``path`` (``name``: the student's, for messages), grade it, and give
-    its report and result. Raises graders.judge.layout.SubmissionError where there is nothing to grade and
+    its report and result. Raises graders.submission.layout.SubmissionError where there is nothing to grade and
     RuntimeError where the isolation asked for is not to be had: the caller says so in its own format.
     ``laid_out``: called once the files graded are copied (graders.judge.grade.grade)."""
     from graders.judge.grade import grade  # imports torch: only when grading

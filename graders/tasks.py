@@ -2,9 +2,10 @@
 package its check runs the student's code in, the verbs it sends there and the judge's answers that worker may
 ask for. Everything else that depends on a task reads it from here: the markers of the public tests
 (exercises/pytest.ini, held to this table by tests/test_structure.py), the modules a submission is graded on,
-the worker processes a grade starts and what each may import or ask (graders.judge.layout,
-graders.judge.worker_process), the scorecard's rows and the nbgrader cells. A task's stub, public tests, check,
-verbs and messages are listed by id in docs/development.md, held to this table by tests/test_structure.py.
+the worker processes a grade starts, where each request goes and what each process may import or ask
+(graders.submission.layout, graders.judge.routing, graders.isolation.worker_process), the scorecard's rows and the
+nbgrader cells. A task's stub, public tests, check, verbs and messages are listed by id in docs/development.md, held
+to this table by tests/test_structure.py.
 
 Task 6.2 (fit_torch on CUDA) carries no points: most graders have no GPU, and
 a grade must not depend on the machine that computed it. It is still run and
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# ----- the workers' packages (graders.judge.layout lays them out; no other module spells their names) -----
+# ----- the workers' packages (graders.submission.layout lays them out; no other module spells their names) -----
 
 # The hybrid package of every student module on its own (see package_of), and the whole stack's, every student module
 # together, for 5.4's end-to-end run.
@@ -25,8 +26,8 @@ TORCH_MODULES = ("torch_loop",)
 
 
 def package_of(module: str) -> str:
-    """The worker package (a hybrid of graders.judge.layout) that grades the student's ``module``: that file beside the
-    given code for the rest."""
+    """The worker package (a hybrid of graders.submission.layout) that grades the student's ``module``: that file beside
+    the given code for the rest."""
     return f"sub_{module}"
 
 
@@ -56,7 +57,7 @@ class Route:
 
     @property
     def group(self) -> tuple[str, ...]:
-        """The packages the process sees (graders.judge.worker_process.group_of): the hybrid and the oracle's marker."""
+        """The packages the process sees (graders.judge.routing.group_of): the hybrid and the oracle's marker."""
         return (self.package, self.oracle.package) if self.oracle else (self.package,)
 
     def asks(self, answer: str) -> bool:
@@ -109,7 +110,7 @@ class Task:
 
     @property
     def worker_groups(self) -> tuple[tuple[str, ...], ...]:
-        """The packages of each worker process its checks ask (graders.judge.worker_process.group_of)."""
+        """The packages of each worker process its checks ask (graders.judge.routing.group_of)."""
         return tuple(route.group for route in self.routes)
 
 

@@ -31,7 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graders.judge import forkserver, oracles, uids
+from graders.isolation import forkserver, uids
+from graders.judge import oracles
 from graders.judge.grade import ERROR, PASSED, Report
 from graders.paths import EXERCISES, REPO, SOLUTIONS
 from graders.tasks import BY_ID
@@ -584,7 +585,7 @@ def _tree_memory_check(report, context) -> None:
     """Where a cgroup binds the grade's workers, at most two of the 1.5 GiB children lived at once (or the worker
     itself was stopped); without one, the worker's own limits bind each process only. A child that had not
     touched all of its memory by the check (a loaded machine) is not counted."""
-    from graders.judge import budget
+    from graders.isolation import budget
 
     message = next(r.message for r in report.results if r.task.id == "1.1")
     if budget.version() is None:
@@ -2058,7 +2059,7 @@ def descendants(table: dict, root: int) -> set[int]:
 
 def ours(table: dict, needles: tuple[str, ...]) -> set[int]:
     """The processes this test is answerable for: its descendants, and any whose command line names one of
-    ``needles`` (the scratch folder, the marker); never the judge's own fork servers (graders.judge.forkserver)
+    ``needles`` (the scratch folder, the marker); never the judge's own fork servers (graders.isolation.forkserver)
     or its helper for train_epoch and evaluate (graders.judge.oracles), which a first grade in this process starts
     and every later one uses."""
     found = descendants(table, os.getpid())

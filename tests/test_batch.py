@@ -27,9 +27,9 @@ from graders import messages
 from graders.classgrade import batch, gradebook, pool, progress
 from graders.classgrade.gradebook import Record
 from graders.cli import main
-from graders.judge import intake
-from graders.judge.layout import SubmissionError
 from graders.results import outputs, pictures
+from graders.submission import intake
+from graders.submission.layout import SubmissionError
 from graders.tasks import BY_ID
 
 REPO = Path(__file__).resolve().parent.parent

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from graders.judge import budget
+from graders.isolation import budget
 
 pytestmark = pytest.mark.skipif(budget.version() is None, reason="no cgroup this judge can make (not root, or none)")
 
@@ -52,7 +52,7 @@ def test_a_grade_removes_the_cgroups_a_killed_judge_left_and_no_live_ones():
     grade's cgroups stayed, one set per kill, for the machine's life. Does the next grade's budget remove them,
     and those an older version left (empty), while a live judge's stay?"""
     made = subprocess.run(
-        [sys.executable, "-c", "import os\nfrom graders.judge import budget\n"
+        [sys.executable, "-c", "import os\nfrom graders.isolation import budget\n"
                                "print(*budget.Budget.make().folders, sep='\\n', flush=True)\nos._exit(0)"],
         capture_output=True, text=True, check=True, cwd=os.path.dirname(os.path.dirname(__file__)))
     left = [Path(line) for line in made.stdout.splitlines()]

@@ -150,13 +150,14 @@ def test_a_batch_past_its_timeout_leaves_a_ready_process_for_the_requests_asked_
     machine) never counts against the first of them."""
     import numpy as np
 
-    from graders.judge import layout, sandbox
-    from graders.judge.worker_process import Worker
+    from graders.isolation import sandbox
+    from graders.judge import routing
+    from graders.submission import layout
 
     chosen = sandbox.choose("limits")
     laid = layout.lay_out(SOLUTIONS, sandbox.scratch_parent(chosen, None))
     try:
-        with Worker(laid, isolation=chosen) as worker:
+        with routing.worker(laid, chosen) as worker:
             request = ("unbroadcast", {"package": BY_ID["1.1"].route.package, "grad": np.ones((2, 3)), "shape": [3]})
             assert len(worker.request_batch([request] * 3, timeout=30.0)) == 3
             assert worker.request_batch([request] * 3, timeout=0.0) is None  # always past: no race with a fast reply

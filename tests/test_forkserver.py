@@ -1,4 +1,4 @@
-"""Workers forked from the judge's fork servers (graders.judge.forkserver): where the judge is root with bubblewrap,
+"""Workers forked from the judge's fork servers (graders.isolation.forkserver): where the judge is root with bubblewrap,
 is a forked worker the worker a fresh interpreter would be, in the same sandbox, and is a grade the same grade
 byte for byte? And where a server cannot fork, do workers start as before?"""
 
@@ -11,7 +11,7 @@ import pytest
 from corpus import BY_NAME, make_submission
 
 from graders.cli import main
-from graders.judge import forkserver, sandbox
+from graders.isolation import forkserver, sandbox
 from graders.judge.grade import grade
 from graders.paths import SOLUTIONS
 

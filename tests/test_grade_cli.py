@@ -142,7 +142,7 @@ def test_a_private_scratch_folder_is_not_blamed_on_the_student(tmp_path):
     """In limits mode as root, a worker's uid must search every folder above its code: is a grade asked to lay out
     under a private folder (pytest's tmp_path, a TMPDIR of mode 0700) moved to a shared temp folder it can reach,
     while one that is reachable, or any grade under bubblewrap or run as the judge's own uid, stays where asked?"""
-    from graders.judge import sandbox
+    from graders.isolation import sandbox
 
     private = tmp_path / "private"
     private.mkdir(mode=0o700)

@@ -30,7 +30,7 @@ import pytest
 import world
 from hostile import HOSTILE, AttackSucceeded, Hostile, Machine, assert_earns
 
-from graders.judge import sandbox
+from graders.isolation import sandbox
 from graders.judge.grade import grade
 
 # One xdist worker runs every hostile grade, one after another: attacks write fixed paths (/tmp/results.json)
@@ -302,7 +302,7 @@ def test_what_a_killed_judge_left_is_gone_before_the_next_worker_starts(tmp_path
         pytest.skip("worker uids are leased only by a judge that runs as root")
     if isolation == "bubblewrap" and not sandbox.bubblewrap_works():
         pytest.skip("bubblewrap is missing or cannot make a sandbox here")
-    from graders.judge import uids
+    from graders.isolation import uids
 
     relay = _relay_name(tmp_path)
     _, reader = _relay_class(tmp_path / "class", relay)

@@ -18,7 +18,8 @@ import time
 import pytest
 from hostile import BY_NAME, HOSTILE, Machine, assert_earns, ours, process_table
 
-from graders.judge import forkserver, oracles, sandbox
+from graders.isolation import forkserver, sandbox
+from graders.judge import oracles
 from graders.judge.grade import grade
 from graders.paths import EXERCISES, SOLUTIONS
 

@@ -24,7 +24,7 @@ import pytest
 
 from graders import messages
 from graders.integrations import kernel_jail
-from graders.judge import sandbox
+from graders.isolation import sandbox
 
 SECRET = "instructor-secret-7f3a"
 # The kernel's stand-in: tries everything an attacking notebook would, and prints what it got as JSON.

@@ -17,7 +17,7 @@ import traceback
 import pytest
 from hostile import KERNEL_STATE_OTHER_ABI
 
-from graders.judge import uids
+from graders.isolation import uids
 from graders.worker import seccomp
 
 needs_x86_64 = pytest.mark.skipif(platform.machine() != "x86_64", reason="the other ABIs probed are x86_64's")

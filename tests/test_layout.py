@@ -8,8 +8,8 @@ import shutil
 from solution_scan import distinctive_lines, holds, scan_tree, solution_bodies
 
 from graders import paths
-from graders.judge import layout
 from graders.judge.grade import FAILED, PASSED, grade
+from graders.submission import layout
 from graders.tasks import TASKS
 
 # Every package a task's route names (graders.tasks): the hybrids, the whole stack and the oracles' markers.

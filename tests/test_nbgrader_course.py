@@ -34,7 +34,7 @@ import pytest
 from graders import paths
 from graders.course import build
 from graders.integrations import nbgrader_course
-from graders.judge import sandbox
+from graders.isolation import sandbox
 from graders.tasks import TASKS
 
 # One xdist worker for the module, so that its course is built and graded once.

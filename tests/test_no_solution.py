@@ -24,7 +24,7 @@ from solution_scan import MODULE_NAMES, SYSTEM, distinctive_lines, found, scan_t
 from graders import paths
 from graders.course import release
 from graders.integrations import gradescope
-from graders.judge import sandbox
+from graders.isolation import sandbox
 
 # The searching submission grades beside the hostile corpus (one worker: they watch the machine's processes);
 # the wheel's tests build and install a wheel, and may run beside them.

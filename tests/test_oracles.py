@@ -12,16 +12,15 @@ import subprocess
 import sys
 import threading
 import time
-import types
 
 import numpy as np
 import pytest
 
 from graders import lesson
-from graders.judge import oracles
+from graders.isolation.worker_process import WorkerTimedOut
+from graders.judge import oracles, routing
 from graders.judge.checks import checkpoint, loop, ops
 from graders.judge.checks.trajectory import Run
-from graders.judge.worker_process import Worker, WorkerTimedOut
 from graders.tasks import BY_ID
 
 RNG = np.random.default_rng(0)
@@ -123,21 +122,20 @@ def test_unbroadcast_is_capped_in_elements_and_axes():
 def test_a_request_past_its_calls_is_refused_and_every_later_call_with_it():
     """The call past MAX_CALLS is refused with ORACLE_TOO_MANY, and so is every later one of that request, whatever
     it asks: nothing more is computed for a request that has failed."""
-    worker = types.SimpleNamespace(oracle_failure=None)
+    calls = routing.Calls(BY_ID["5.5"].route.group)
+    calls.helper_calls = oracles.MAX_CALLS  # this call is one past
     call = {"name": "evaluate", "args": {"params": network(1, 4, 1), "loss": "mse", "batches": batches(12, 4)}}
-    answer = Worker._answer_call(worker, call, BY_ID["5.5"].route.group, time.monotonic() + 10,
-                                 oracles.MAX_CALLS + 1)
-    assert answer == {"refused": worker.oracle_failure}
-    assert worker.oracle_failure.startswith("your fit called the given train_epoch and evaluate more than 64 times")
-    later = Worker._answer_call(worker, call, BY_ID["5.5"].route.group, time.monotonic() + 10, 1)
-    assert later == answer
+    answer = calls(call, time.monotonic() + 10)
+    assert answer == {"refused": calls.failure}
+    assert calls.failure.startswith("your fit called the given train_epoch and evaluate more than 64 times")
+    assert calls({"name": "train_epoch", "args": {}}, time.monotonic() + 10) == answer
 
 
 @pytest.mark.parametrize("timed_out", [True, False], ids=["past-the-deadline", "out-of-memory-or-stopped"])
 def test_a_helpers_failure_is_the_requests(monkeypatch, timed_out):
     """Past the deadline, the request times out with the helper's reason; out of memory or stopped, the student's
     code gets the refusal and the request fails with it."""
-    worker = types.SimpleNamespace(oracle_failure=None)
+    calls = routing.Calls(BY_ID["5.5"].route.group)
 
     def failing(name, args, deadline):
         raise oracles.Failed("the given evaluate your fit asked for failed", timed_out=timed_out)
@@ -146,11 +144,10 @@ def test_a_helpers_failure_is_the_requests(monkeypatch, timed_out):
     call = {"name": "evaluate", "args": {}}
     if timed_out:
         with pytest.raises(WorkerTimedOut):
-            Worker._answer_call(worker, call, BY_ID["5.5"].route.group, time.monotonic() + 10, 1)
+            calls(call, time.monotonic() + 10)
     else:
-        assert Worker._answer_call(worker, call, BY_ID["5.5"].route.group, time.monotonic() + 10, 1) == \
-            {"refused": "the given evaluate your fit asked for failed"}
-    assert worker.oracle_failure == "the given evaluate your fit asked for failed"
+        assert calls(call, time.monotonic() + 10) == {"refused": "the given evaluate your fit asked for failed"}
+    assert calls.failure == "the given evaluate your fit asked for failed"
 
 
 # ----- the helper: torch outside the judge, in a memory cap, by the deadline -----

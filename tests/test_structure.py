@@ -15,7 +15,7 @@ from graders import paths
 from graders.tasks import ORACLES, TASKS
 
 GRADERS = paths.HERE
-SUBPACKAGES = ("judge", "worker", "results", "classgrade", "course", "integrations")
+SUBPACKAGES = ("submission", "isolation", "judge", "worker", "results", "classgrade", "course", "integrations")
 TOP_LEVEL = {"__init__", "__main__", "cli", "cli_class", "cli_options", "pipeline", "tasks", "messages", "paths",
              "lesson", "files", "entry"}
 
@@ -103,20 +103,21 @@ LAYERS = (
      "What every layer above may use and that knows nothing of grading: the guard against a graders/ in the working "
      "folder, where the files are, writing a file whole, every sentence, the task table, the lesson's numbers, and "
      "the checked values of the options that the command line and the pytest plugin share."),
-    ("submission", ("graders.judge.layout", "graders.judge.intake"),
+    ("submission", ("graders.submission.*",),
      "A submission as files: how it is taken in (found, hashed, unpacked) and laid out in a scratch folder as the "
-     "workers' packages; the isolation below builds its sandboxes from that layout."),
-    ("isolation", ("graders.judge.uids", "graders.judge.processes", "graders.judge.budget", "graders.judge.bubblewrap",
-                   "graders.judge.sandbox", "graders.judge.forkserver", "graders.judge.work_files"),
-     "The worker's processes seen from outside: the uids they run as, their budgets, the sandbox and bubblewrap, "
-     "the fork servers, /proc, and the worker's files read by the judge itself. Nothing here computes a grade."),
+     "workers' packages; the isolation above builds its sandboxes from that layout."),
+    ("isolation", ("graders.isolation.*",),
+     "The worker's processes seen from outside: the handle that starts them, asks them and kills them, the uids they "
+     "run as, their budgets, the sandbox and bubblewrap, the fork servers, /proc, and the worker's files read by the "
+     "judge itself. Nothing here computes a grade, knows a verb or an oracle, or imports torch: the judge hands the "
+     "handle where each request goes and the answers to its workers' oracle calls."),
     ("judge's numbers", ("graders.judge.reference", "graders.judge.checks.trajectory", "graders.judge.oracles",
                          "graders.judge.examples_cache", "graders.judge.yardstick"),
      "Values the judge computes itself, for inputs it chose, where no student code runs: torch's references, the "
      "loop's expected runs, the oracles' answers to a worker's questions, the kept draws and numpy's yardstick."),
-    ("worker's handle", ("graders.judge.worker_process",),
-     "The judge's handle on a worker: starts it in its sandbox under its budgets, sends each verb to the worker or "
-     "answers it with the judge's oracles, times and kills it."),
+    ("routing", ("graders.judge.routing",),
+     "The judge's side of a worker's requests, handed to the isolation's handle as functions: the process each "
+     "request goes to, read from the task table's routes, and the oracles' answers to the calls it makes."),
     ("grading", ("graders.judge.*", "graders.judge.checks.*"),
      "The checks (one module per group of tasks) with the strategies that draw their inputs, the grade that runs "
      "every task's ladder on a submission, and doctor, which says what isolation a grade gets on this machine."),
@@ -213,6 +214,15 @@ def test_every_module_lives_in_the_subpackage_of_its_job():
     assert all((GRADERS / package / "__init__.py").is_file() for package in SUBPACKAGES)
 
 
+def test_every_package_of_graders_is_in_the_wheel():
+    """Does pyproject.toml's [tool.setuptools] packages list every package of graders/ (a folder with __init__.py)?
+    One left out is missing from the wheel, and an installed judge fails to import it (an editable install hides it)."""
+    tomllib = pytest.importorskip("tomllib")
+    listed = tomllib.loads((GRADERS.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    packages = {module_name(path) for path in GRADERS.rglob("__init__.py") if "given" not in path.parts}
+    assert sorted(packages - set(listed)) == []
+
+
 def test_the_worker_imports_nothing_of_the_rest_of_graders():
     """The worker package is copied into the sandbox alone: does any of its modules import graders.* outside it?"""
     outside = {name: sorted(m for m in GRAPH[name] if not m.startswith("graders.worker"))
@@ -222,6 +232,64 @@ def test_the_worker_imports_nothing_of_the_rest_of_graders():
                 for node in ast.walk(ast.parse(MODULES[name].read_text()))
                 if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("graders")]
     assert absolute == [], "the worker imports itself relatively: in the sandbox it is the package `worker`"
+
+
+def imported_names(name: str) -> set[str]:
+    """Every module that module ``name`` imports by an import statement, at its top or inside a function, as written
+    (absolute; a relative import as its graders module): graders' and any other library's."""
+    tree = ast.parse(MODULES[name].read_text())
+    found = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    found |= {node.module for node in ast.walk(tree)
+              if isinstance(node, ast.ImportFrom) and not node.level and node.module}
+    return found | imports_of(name)
+
+
+ISOLATION = sorted(name for name in MODULES if name.startswith("graders.isolation"))
+
+
+def test_the_isolation_imports_nothing_of_the_judge_nor_torch():
+    """Does any module of graders/isolation import (at its top or lazily) anything of graders.judge (the checks, the
+    grade, the oracles, the reference, the strategies, the routing) or torch? The process handle is told where each
+    request goes and how its oracle calls are answered (graders.judge.routing), and imports neither."""
+    assert ISOLATION, "graders/isolation holds no module"
+    reached = {name: sorted(m for m in imported_names(name) if m.startswith("graders.judge") or m == "graders.judge"
+                            or m.split(".")[0] == "torch")
+               for name in ISOLATION}
+    assert {name: found for name, found in reached.items() if found} == {}
+
+
+def test_the_import_finder_sees_a_lazy_import_of_torch_and_of_the_judge(tmp_path, monkeypatch):
+    """Can the check above fail: does it see ``import torch`` and ``from graders.judge import oracles`` inside a
+    function, and a relative import of the judge?"""
+    path = tmp_path / "lazy.py"
+    path.write_text("def f():\n    import torch.cuda\n    from graders.judge import oracles\n\n"
+                    "def g():\n    from ..judge import reference\n")
+    monkeypatch.setitem(MODULES, "graders.isolation.lazy", path)
+    assert {"torch.cuda", "graders.judge", "graders.judge.oracles", "graders.judge.reference"} <= imported_names(
+        "graders.isolation.lazy")
+
+
+def verb_literals(source: str, names: set[str]) -> list[str]:
+    """The string constants of ``source`` (docstrings left out) that are one of ``names``, as "line: text"."""
+    tree = ast.parse(source)
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return [f"{node.lineno}: {node.value}" for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+            and node.value in names]
+
+
+def test_the_isolation_spells_no_verb_and_no_oracle():
+    """Does any module of graders/isolation spell a verb of the worker's table or an oracle's answer (unbroadcast,
+    train_epoch, evaluate) in its code? Routing by verb is the judge's (graders.judge.routing); the handle sends a
+    verb it is given, and its own batch, untouched. (Checked on a sample first: the check can fail.)"""
+    names = set(worker_verbs()) | {answer for oracle in ORACLES for answer in oracle.answers}
+    sample = '"""Sends op_backward."""\nROUTES = {"op_backward": 1}\nf("unbroadcast", "batch")\n'
+    assert verb_literals(sample, names) == ["2: op_backward", "3: unbroadcast"]
+    spelled = {name: found for name in ISOLATION for found in [verb_literals(MODULES[name].read_text(), names)]
+               if found}
+    assert spelled == {}
 
 
 def test_the_judge_takes_only_the_wire_format_from_the_worker():
@@ -349,7 +417,7 @@ def test_what_a_module_says_to_a_person_comes_from_messages(path):
 # (A "judge_" that names no oracle's package, the field judge_uid of a message say, is not one.)
 ORACLE_NAMES = "|".join(o.package.removeprefix("judge_") for o in ORACLES)
 PACKAGE_NAME = re.compile(rf"\bsub_|\bjudge_(?:$|(?:{ORACLE_NAMES})\b)")
-SPELLS_PACKAGES = ("graders.tasks", "graders.judge.layout")
+SPELLS_PACKAGES = ("graders.tasks", "graders.submission.layout")
 
 
 def package_literals(source: str) -> list[str]:

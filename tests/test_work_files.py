@@ -1,5 +1,5 @@
 """Does the judge read and write a worker's folder from outside without being led elsewhere
-(graders/judge/work_files.py)?
+(graders/isolation/work_files.py)?
 
 The folder belongs to code the judge does not trust: a name in it may be a link (beyond ``/proc/<pid>/root`` an
 absolute one resolves in the judge's own root), a FIFO that would block a reader, or a file too large to hold.
@@ -15,7 +15,7 @@ from corpus import make_submission
 from hostile import BY_NAME as HOSTILE
 
 from graders import messages as msg
-from graders.judge import forkserver, sandbox, work_files
+from graders.isolation import forkserver, sandbox, work_files
 from graders.judge.grade import grade
 from graders.paths import SOLUTIONS
 

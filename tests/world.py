@@ -14,7 +14,8 @@ import os
 from pathlib import Path
 
 from graders import paths
-from graders.judge import bubblewrap, examples_cache, sandbox
+from graders.isolation import bubblewrap, sandbox
+from graders.judge import examples_cache
 
 # The system's folders (only root writes there); everything else at the top of / is covered.
 SYSTEM_TOPS = frozenset({"proc", "sys", "dev", "run", "usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32",

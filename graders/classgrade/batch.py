@@ -30,9 +30,10 @@ from graders.classgrade import gradebook, report
 from graders.classgrade.gradebook import Record
 from graders.classgrade.pool import DEFAULT_TIMEOUT, run_pool
 from graders.classgrade.progress import Progress
-from graders.judge import intake, sandbox
+from graders.isolation import sandbox
 from graders.paths import graders_fingerprint
 from graders.results import outputs, pictures
+from graders.submission import intake
 
 LOGS = ".logs"
 STALE = ("results.json", "scorecard.md", pictures.LOSS_PNG)

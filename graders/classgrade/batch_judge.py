@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 # nothing here loads numpy before the pin
-from graders.judge.processes import PR_SET_PDEATHSIG, THREADS_ENV, exit_without_teardown
+from graders.isolation.processes import PR_SET_PDEATHSIG, THREADS_ENV, exit_without_teardown
 
 PARENT_ENV = "AGL_JUDGE_PARENT"
 
@@ -42,9 +42,9 @@ def grade_job(job: dict, *, warn=None, laid_out=None) -> dict:
     once the files are copied (graders.judge.grade.grade)."""
     from graders import messages as msg
     from graders import pipeline
-    from graders.judge import layout
     from graders.judge.grade import ERROR
     from graders.results import outputs
+    from graders.submission import layout
 
     try:
         graded = pipeline.grade_submission(Path(job["path"]), name=job["student"], key=job.get("key"),

@@ -19,8 +19,8 @@ from pathlib import Path
 from graders import messages as msg
 from graders import paths
 from graders.classgrade.batch_judge import PARENT_ENV
-from graders.judge import sandbox
-from graders.judge.processes import THREADS_ENV, descendants, parents
+from graders.isolation import sandbox
+from graders.isolation.processes import THREADS_ENV, descendants, parents
 
 DEFAULT_TIMEOUT = 600.0  # seconds for one submission (grade-all --timeout)
 START_TIMEOUT = 180.0  # a judge starts (Python, the graders) before its first submission, under load

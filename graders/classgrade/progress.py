@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from graders import messages as msg
 from graders.classgrade.gradebook import Record
-from graders.judge.worker_process import untrusted
+from graders.isolation.worker_process import untrusted
 
 
 class Progress:

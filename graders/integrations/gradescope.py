@@ -99,8 +99,8 @@ def not_graded(why: str) -> dict:
 def run(submission: Path, results: Path) -> int:
     """Grade ``submission`` (the student's files, or a folder or .zip of them) into ``results``; always writes it."""
     from graders import pipeline
-    from graders.judge import layout
     from graders.results import scorecard
+    from graders.submission import layout
 
     try:
         try:

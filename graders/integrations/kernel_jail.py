@@ -35,7 +35,7 @@ from pathlib import Path
 
 from graders import messages as msg
 from graders import paths
-from graders.judge import bubblewrap, sandbox
+from graders.isolation import bubblewrap, sandbox
 
 UNPRIVILEGED = "nobody"
 MAX_FILE_BYTES = 16 * 2**20

@@ -190,7 +190,7 @@ class Grades:
 
     def _grade(self, task_ids: tuple[str, ...]) -> None:
         from graders import pipeline
-        from graders.judge.layout import SubmissionError
+        from graders.submission.layout import SubmissionError
 
         start = time.monotonic()
         try:

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from graders import messages as msg
-from graders.judge import bubblewrap, budget, forkserver, sandbox
+from graders.isolation import bubblewrap, budget, forkserver, sandbox
 from graders.judge.grade import versions
 
 

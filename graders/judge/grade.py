@@ -21,10 +21,12 @@ import hypothesis
 import numpy as np
 
 from graders import __version__, messages
-from graders.judge import examples_cache, layout, sandbox
+from graders.isolation import sandbox
+from graders.isolation.worker_process import Worker
+from graders.judge import examples_cache, routing
 from graders.judge.checks import checks
 from graders.judge.checks.base import CheckFailed, Context, NotAttempted, Skip
-from graders.judge.worker_process import Worker
+from graders.submission import layout
 from graders.tasks import GRADE_DEADLINE, TASKS, Task
 
 PASSED, FAILED, NOT_ATTEMPTED, SKIPPED, ERROR = "passed", "failed", "not attempted", "skipped", "grader error"
@@ -158,9 +160,9 @@ def grade(submission: Path, *, key: int | None = None, task_ids: tuple[str, ...]
         preload = ("torch",) if any(task.module == "torch_loop" for task in tasks) else ()
         where = Path(submission).resolve()
         # Without bubblewrap the folders around the submission (its classmates') are hidden from the workers.
-        with Worker(lay, isolation=chosen, preload=preload, beside=(where.parent, where.parent.parent)) as worker:
+        with routing.worker(lay, chosen, preload=preload, beside=(where.parent, where.parent.parent)) as worker:
             # The workers start (two import torch) while the judge imports its checks, and torch beside them.
-            worker.start(tasks=tuple(task.id for task in tasks))
+            routing.start(worker, tasks)
             importing = import_torch_beside(tasks, key)
             table = checks()
             results = [run_task(task, table[task.id], worker, lay, key, stop) for task in tasks]

@@ -42,7 +42,7 @@ import numpy as np
 
 from graders import messages as msg
 from graders import paths
-from graders.judge.processes import KEPT_ENV, PR_SET_PDEATHSIG, THREADS_ENV, WORKER_PATH
+from graders.isolation.processes import KEPT_ENV, PR_SET_PDEATHSIG, THREADS_ENV, WORKER_PATH
 from graders.worker import protocol
 
 MAX_DIMS = 8

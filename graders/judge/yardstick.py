@@ -99,7 +99,7 @@ def measure(op: str, sets: list[list], kwargs: dict, repeat: int) -> float:
 
 def _run(op: str, sets: list[list], kwargs: dict, repeat: int) -> float:
     from graders import paths
-    from graders.judge.processes import KEPT_ENV, MALLOC_ENV, THREADS_ENV, WORKER_PATH
+    from graders.isolation.processes import KEPT_ENV, MALLOC_ENV, THREADS_ENV, WORKER_PATH
     from graders.worker import protocol
 
     if op not in OPS:

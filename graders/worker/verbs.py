@@ -22,7 +22,7 @@ def module(name: str, submodule: str):
 
 def ask_judge(name: str, **args):
     """Call the oracle ``name`` in the middle of a request: ask the judge, and wait for the value. The judge answers
-    only the oracles the request's worker process is offered (graders.judge.worker_process.ORACLES): the code of
+    only the oracles the request's worker process is offered (graders.judge.routing.Calls): the code of
     such an answer never reaches a worker. A refusal raises ValueError with the judge's reason."""
     read, response_fd = Serving.channel
     protocol.write_all(response_fd, protocol.encode({"call": {"name": name, "args": args}}))

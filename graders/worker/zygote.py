@@ -1,6 +1,6 @@
 """A fork server for workers: a process that has imported what a worker imports, and forks one per request.
 
-Started by the judge (``graders.judge.forkserver``) as root, before any student code exists:
+Started by the judge (``graders.isolation.forkserver``) as root, before any student code exists:
 
     python -I -B -c 'from worker.zygote import serve_forks; serve_forks(FD, torch_too)'
 

@@ -39,7 +39,7 @@ from corpus import WRONG, make_submission  # noqa: E402
 
 from graders import paths  # noqa: E402
 from graders.course import build  # noqa: E402
-from graders.judge.processes import descendants  # noqa: E402
+from graders.isolation.processes import descendants  # noqa: E402
 
 # The console script beside this interpreter: never `python -m graders`, which refuses to run from the checkout.
 AUTOGRAD_LAB = str(Path(sys.executable).with_name("autograd-lab"))

@@ -40,7 +40,7 @@ def timed(command: list[str], env: dict | None = None) -> float:
 def isolations(asked: str) -> list[str]:
     if asked != "compare":
         return [asked]
-    from graders.judge import sandbox
+    from graders.isolation import sandbox
 
     return (["bubblewrap"] if sandbox.bubblewrap_works() else []) + ["limits"]
 

@@ -15,7 +15,7 @@ from graders.worker.verbs import Serving
 
 
 class InProcessWorker:
-    """Answers requests like graders.judge.worker_process.Worker, but in this process."""
+    """Answers requests like graders.isolation.worker_process.Worker, but in this process."""
 
     process = object()  # never "stopped": there is no process to lose
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from graders.judge import layout
 from graders.judge.checks import checks
 from graders.judge.checks.base import Context
+from graders.submission import layout
 from graders.tasks import TASKS
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -19,9 +19,10 @@ import numpy as np
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from graders import messages as msg
+from graders.isolation.worker_process import Worker, WorkerDied, WorkerTimedOut
 from graders.judge import examples_cache
 from graders.judge.checks import answers
-from graders.judge.worker_process import Worker, WorkerDied, WorkerTimedOut, group_of
+from graders.judge.routing import group_of
 from graders.tasks import ORACLES, Task
 
 STUB_MESSAGE = re.compile(r"^Task (\d\.\d)\b")

@@ -1,7 +1,7 @@
 """Task 5.5: fit's checkpoint, read and changed by the judge from outside the worker.
 
 The worker runs the student's ``fit`` (over the stand-ins, with the judge's train_epoch and evaluate, as 5.4) in
-four requests, and between them the judge looks at the worker's folder itself (graders.judge.work_files): what the
+four requests, and between them the judge looks at the worker's folder itself (graders.isolation.work_files): what the
 worker says of its own files is its word.
 
 1. ``fit_cut``: an uninterrupted fit, then a fit of the first epochs with ``checkpoint=path``. The judge reads
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from graders import messages as msg
-from graders.judge import work_files
+from graders.isolation import work_files
 from graders.judge.checks.base import CheckFailed, Context
 from graders.judge.checks.loop import (
     TOL,

@@ -16,11 +16,11 @@ import numpy as np
 from hypothesis import strategies as st
 
 from graders import messages as msg
+from graders.isolation.worker_process import WorkerDied, WorkerTimedOut
 from graders.judge import reference
 from graders.judge import strategies as s
 from graders.judge import yardstick as timing
 from graders.judge.checks.base import TIGHT, CheckFailed, Context
-from graders.judge.worker_process import WorkerDied, WorkerTimedOut
 
 EXAMPLES_PER_OP = 40
 NAMES = "xy"  # the operands, by position, as the stubs name them (x @ w for matmul)

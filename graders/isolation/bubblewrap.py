@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from graders import paths
-from graders.judge.layout import Layout
+from graders.submission.layout import Layout
 
 BWRAP = "bwrap"
 SANDBOX = Path("/sandbox")

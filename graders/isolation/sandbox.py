@@ -33,8 +33,8 @@ from pathlib import Path
 
 from graders import messages as msg
 from graders import paths
-from graders.judge import bubblewrap
-from graders.judge.layout import Layout
+from graders.isolation import bubblewrap
+from graders.submission.layout import Layout
 
 # The judge's own packages.
 JUDGE_PACKAGES = ("graders", "solutions", "exercises")

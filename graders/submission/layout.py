@@ -18,7 +18,7 @@ run the student's train.py over stand-ins that compute with torch
 is graded, its train_epoch and evaluate are oracles (the judge answers them),
 and the student's rules of 1.2 and 1.3 run over the oracle ``unbroadcast``
 (``ORACLE_PACKAGES``). Each worker process sees only the packages it serves
-(``graders.judge.worker_process``). Nothing here reads solutions/: the installed
+(``graders.isolation.worker_process``). Nothing here reads solutions/: the installed
 package does not hold it.
 """
 

@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 
-from graders.judge import uids
+from graders.isolation import uids
 
 # BLAS and OpenMP on one thread each: a grade's numbers must not depend on how many cores the machine has, and
 # a class's judges share the cores between them.

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from graders import messages as msg
-from graders.judge.layout import SubmissionError
+from graders.submission.layout import SubmissionError
 from graders.tasks import GRADED_MODULES
 
 ZIP_MAX_BYTES = 20 * 2**20

@@ -8,12 +8,17 @@ judge paths). Requests and answers travel over two pipes
 killed, with everything it started; the next request starts a fresh one.
 
 One ``Worker`` runs one process per *group*: the package a request names (a
-hybrid of ``graders.judge.layout``) and the reference part the verb grades over, if
-any. A process sees and imports only the packages of its group, so student
-code never shares a process with the reference of the module it is graded on,
-nor with the packages of the other tasks. Run as root, each process runs as
-an unprivileged uid of its own (``uids.lease_uid``); when it stops, every
-process of that uid is killed and what it left in /tmp and the like removed.
+hybrid of ``graders.submission.layout``) and the marker of the oracles its
+student code may ask, if any. A process sees and imports only the packages of
+its group, so student code never shares a process with the packages of the
+other tasks. Run as root, each process runs as an unprivileged uid of its own
+(``uids.lease_uid``); when it stops, every process of that uid is killed and
+what it left in /tmp and the like removed.
+
+The handle knows no verb and no oracle: the judge hands it, as functions, the
+group each request goes to (``route``) and the answers to the oracle calls a
+request's student code makes (``calls``), both ``graders.judge.routing``'s.
+Nothing here imports the judge's grading, or torch.
 """
 
 from __future__ import annotations
@@ -29,15 +34,16 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
 from graders import messages as msg
-from graders.judge import bubblewrap, budget, forkserver, oracles, sandbox, uids, work_files
-from graders.judge.layout import ORACLE_PACKAGES, STANDINS, Layout
-from graders.judge.processes import (
+from graders.isolation import bubblewrap, budget, forkserver, sandbox, uids, work_files
+from graders.isolation.processes import (
     KEPT_ENV,
     MALLOC_ENV,
     PR_SET_PDEATHSIG,
@@ -49,7 +55,8 @@ from graders.judge.processes import (
     parents,
     signal_tree,
 )
-from graders.tasks import BY_ID, TORCH_MODULES, oracles_of_verbs, package_of
+from graders.submission.layout import STANDINS, Layout
+from graders.tasks import TORCH_MODULES, package_of
 from graders.worker import protocol
 
 # CUDA's driver and runtime (task 6.2) read these where a GPU is present.
@@ -59,13 +66,24 @@ _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 POLL_SECONDS = 0.2  # how often a judge waiting for an answer checks that the worker still runs
 # The packages whose student module may import torch (docs/contract.md); every other worker refuses it.
 TORCH_PACKAGES = tuple(package_of(module) for module in TORCH_MODULES)
-# Packages whose stand-ins compute with torch (graders.judge.layout.STANDINS): their worker sees torch and imports the
-# stand-ins before any student code, and still refuses the student's modules a plain ``import torch``.
+# Packages whose stand-ins compute with torch (graders.submission.layout.STANDINS): their worker sees torch and
+# imports the stand-ins before any student code, and still refuses the student's modules a plain ``import torch``.
 STANDIN_PRELOAD = {package_of(module): ("worker.standins",) for module in STANDINS}
-# Verbs whose student code calls what the judge answers (graders.judge.layout.ORACLE_PACKAGES): the marker package;
-# and the verbs that ask for it only where their request sets its flag (graders.tasks.oracles_of_verbs).
-_ALWAYS, ORACLE_BY_FLAG = oracles_of_verbs()
-ORACLE_OF_VERB = {verb: oracle.package for verb, oracle in _ALWAYS.items()}
+# Where a request goes: its verb and arguments -> the packages of the process that answers it (the judge's: the task
+# table's routes, graders.judge.routing.group_of).
+Route = Callable[[str, dict], tuple[str, ...]]
+
+
+class Calls(Protocol):
+    """The judge's answers to the oracle calls of one request (graders.judge.routing.Calls): made for the packages of
+    the process that answers it, once whatever computes them is ready (never on the request's clock)."""
+
+    failure: str | None  # why a call of this request was refused or failed: the request fails with it
+
+    def __call__(self, call, deadline: float) -> dict:
+        """The answer to a worker's ask_judge, by ``deadline`` (time.monotonic()): {"value": ...} or {"refused":
+        why}. Raises protocol.ProtocolError for a call the process is not offered, WorkerTimedOut for one whose
+        answer missed the deadline."""
 
 
 @dataclass(frozen=True)
@@ -78,31 +96,13 @@ class Limits:
     processes: int = 256  # per worker uid (as root) or per uid (otherwise)
 
     @classmethod
-    def for_this_machine(cls) -> Limits:
-        """The default limits; where CUDA is present the address-space cap is lifted, since
-        CUDA reserves far more virtual memory than it uses (memory is still bounded by the GPU's)."""
+    def for_this_machine(cls, cuda_available: Callable[[], bool]) -> Limits:
+        """The default limits; where CUDA is present (``cuda_available``: the judge's, which asks torch) the
+        address-space cap is lifted, since CUDA reserves far more virtual memory than it uses (memory is still
+        bounded by the GPU's)."""
         if not glob.glob("/dev/nvidia*"):  # no GPU: don't import torch just to ask
             return cls()
-        from graders.judge import reference
-
-        return cls(address_space=resource.RLIM_INFINITY) if reference.cuda_available() else cls()
-
-
-def group_of(verb: str, args: dict) -> tuple[str, ...]:
-    """The packages the process answering ``verb`` sees: the one it names, and the marker of the oracles it asks
-    (a batch: those of its requests, which ``Worker.request_batch`` keeps to one group)."""
-    if verb == BATCH:
-        if not args["requests"]:  # an empty batch: only to have the process ready (Worker.request_batch)
-            return tuple(args["group"])
-        first = args["requests"][0]
-        return group_of(first["verb"], first["args"])
-    package = args.get("package")
-    packages = (package,) if isinstance(package, str) and package else ()
-    part = ORACLE_OF_VERB.get(verb)
-    flagged = ORACLE_BY_FLAG.get(verb)
-    if flagged is not None and args.get(flagged.flag):
-        part = flagged.package
-    return packages + ((part,) if part else ())
+        return cls(address_space=resource.RLIM_INFINITY) if cuda_available() else cls()
 
 
 BATCH = "batch"  # the worker's verb for many requests in one round trip (worker.main)
@@ -138,16 +138,6 @@ def untrusted(value):
     if isinstance(value, list):
         return [untrusted(item) for item in value]
     return value
-
-
-def _asks_helper(packages: tuple[str, ...]) -> bool:
-    """Whether a process serving ``packages`` may ask the judge's helper (train_epoch, evaluate)."""
-    return any(name in oracles.IN_HELPER for package in packages for name in ORACLE_PACKAGES.get(package, ()))
-
-
-def _asks_helper_for(call) -> int:
-    """1 for a call of the helper's oracles, which MAX_CALLS counts; else 0."""
-    return int(isinstance(call, dict) and call.get("name") in oracles.IN_HELPER)
 
 
 def refused(packages: tuple[str, ...]) -> dict[str, str]:
@@ -247,11 +237,15 @@ class Worker:
     """The judge's handle on one grade's worker processes: starts each in its sandbox under its limits and budgets,
     sends it requests and reads the answers, answers its oracle calls, times and kills it, and sweeps what it leaves.
     One handle serves every task of a grade."""
-    def __init__(self, layout: Layout, limits: Limits | None = None, isolation: sandbox.Isolation | None = None,
+    def __init__(self, layout: Layout, *, route: Route, calls: Callable[[tuple[str, ...]], Calls],
+                 limits: Limits | None = None, isolation: sandbox.Isolation | None = None,
                  preload: tuple[str, ...] = (), beside: tuple[Path, ...] = ()):
-        """``beside``: folders to hide from the workers without bubblewrap (the folder of the submissions graded:
-        other students' work), with the checkout's solutions/ and the judge's code (``sandbox.Hiding``)."""
-        self.layout, self.limits = layout, limits or Limits.for_this_machine()
+        """``route`` and ``calls``: the judge's, where each request goes and the answers to one request's oracle calls
+        (graders.judge.routing). ``beside``: folders to hide from the workers without bubblewrap (the folder of the
+        submissions graded: other students' work), with the checkout's solutions/ and the judge's code
+        (``sandbox.Hiding``)."""
+        self.layout, self.limits = layout, limits or Limits()
+        self.route, self.calls = route, calls
         self.preload = preload
         self.isolation = isolation or sandbox.Isolation(bubblewrap=False)
         sandbox.prepare(layout, self.isolation)
@@ -266,8 +260,8 @@ class Worker:
         self.last_cpu_seconds = 0.0
         self.swept: list[str] = []  # what workers left in /tmp and the like, removed
         self._subreaper = _become_subreaper()
-        # Why the last request's oracle calls were refused or failed (graders.judge.oracles), in the student's terms:
-        # that request failed with it, whatever its code did with the refusal.
+        # Why the last request's oracle calls were refused or failed (``Calls.failure``), in the student's terms: that
+        # request failed with it, whatever its code did with the refusal.
         self.oracle_failure: str | None = None
 
     @property
@@ -277,20 +271,20 @@ class Worker:
         return current.worker if current else None
 
     # ----- life cycle -----
-    def start(self, packages: tuple[str, ...] | None = None, *, tasks: tuple[str, ...] = ()) -> None:
-        """Start the process for ``packages`` now; by default the one that preloads torch, if any, and those
-        the checks of ``tasks`` will ask (graders.tasks.Task.worker_groups), so that they start while the judge is
-        busy."""
+    def start(self, packages: tuple[str, ...] | None = None, *,
+              groups: tuple[tuple[str, ...], ...] = ()) -> list[tuple[str, ...]]:
+        """Start the process for ``packages`` now; by default the one that preloads torch, if any, and those of
+        ``groups`` (the checks' to come: graders.tasks.Task.worker_groups), so that they start while the judge is
+        busy. The groups whose processes run now (those started, and those that ran already)."""
         wanted = [packages] if packages is not None else [TORCH_PACKAGES[:1]] if self.preload else []
-        for task in tasks if packages is None else ():
-            wanted += [group for group in BY_ID[task].worker_groups if group not in wanted]
+        for group in groups if packages is None else ():
+            if group not in wanted:
+                wanted.append(group)
         if forkserver.usable(self.isolation):
             # Forked workers: the servers import while the judge works; a group whose server is still importing
             # torch is started at its first request instead (in a moment, and never inside a request's time).
             forkserver.start(torch_too=any(self._needs_torch(group) for group in wanted))
             wanted = [group for group in wanted if not self._needs_torch(group) or forkserver.ready(torch_too=True)]
-        if any(_asks_helper(group) for group in wanted):
-            oracles.start()  # the judge's helper for train_epoch and evaluate imports torch while the judge works
         todo = [group for group in dict.fromkeys(wanted) if ("+".join(group) or "none") not in self._processes]
         # Each forked worker's sandbox is made while the others' are: start them all, then finish each.
         steps = [self._starting(group) for group in todo]
@@ -303,6 +297,7 @@ class Worker:
             for step in steps:
                 step.close()  # a sandbox made for a worker not started is stopped, its uid released
             raise
+        return wanted
 
     @staticmethod
     def _needs_torch(packages: tuple[str, ...]) -> bool:
@@ -422,10 +417,10 @@ class Worker:
     @contextlib.contextmanager
     def work_folder(self, verb: str, args: dict):
         """A descriptor of the working folder of the process that answers ``verb`` with ``args``, opened by the
-        judge from outside it (graders.judge.work_files); Unreachable where there is none or it cannot be
+        judge from outside it (graders.isolation.work_files); Unreachable where there is none or it cannot be
         opened. With bubblewrap the folder is the sandbox's tmpfs, reached through ``/proc/<pid>/root`` of a
         process inside: the forked worker, or one below bubblewrap's first process."""
-        key = "+".join(group_of(verb, args)) or "none"
+        key = "+".join(self._group(verb, args)) or "none"
         process = self._processes.get(key)
         if process is None or process.popen.poll() is not None or process.worker.poll() is not None:
             raise work_files.Ended("the worker process has ended")
@@ -442,7 +437,7 @@ class Worker:
 
     def owner(self, verb: str, args: dict) -> int | None:
         """The uid of the process that answers ``verb`` with ``args`` (None: the judge's own)."""
-        process = self._processes.get("+".join(group_of(verb, args)) or "none")
+        process = self._processes.get("+".join(self._group(verb, args)) or "none")
         return process.uid if process else None
 
     def stop(self) -> None:
@@ -528,23 +523,23 @@ class Worker:
         WorkerTimedOut; either way that process is stopped and the next request
         starts a fresh one.
         """
-        packages = group_of(verb, args)
+        packages = self._group(verb, args)
         key = "+".join(packages) or "none"
         self._current = key
         self.oracle_failure = None
         process = self._processes.get(key) or self._start(packages)
-        if _asks_helper(packages):
-            oracles.wait_ready()  # the helper's start is never a request's time
+        calls = self.calls(packages)  # what answers them ready: never a request's time
         deadline = time.monotonic() + timeout
         cpu_before = self._cpu_seconds(process) if measure_cpu else (0.0, 0.0)
-        calls = 0
         try:
             protocol.write_all(process.to_worker, protocol.encode({"verb": verb, "args": args}))
             reader = self._reader(process.from_worker, deadline, process.worker)
             reply = protocol.decode(reader)
             while isinstance(reply, dict) and set(reply) == {"call"}:
-                calls += _asks_helper_for(reply["call"])
-                answer = self._answer_call(reply["call"], packages, deadline, calls)
+                try:
+                    answer = calls(reply["call"], deadline)
+                finally:
+                    self.oracle_failure = calls.failure
                 protocol.write_all(process.to_worker, protocol.encode(answer))
                 reply = protocol.decode(reader)
         except WorkerTimedOut:
@@ -564,7 +559,7 @@ class Worker:
         batch could not be answered whole (the worker died, ran past ``timeout`` or answered out of shape: then
         that process is stopped, and each request is to be asked alone, so that the one that failed fails the
         way it would have alone)."""
-        groups = {group_of(verb, args) for verb, args in requests}
+        groups = {self._group(verb, args) for verb, args in requests}
         if len(groups) != 1:
             raise ValueError(f"a batch is asked of one group of packages, not {sorted(groups)}")
         try:
@@ -592,27 +587,16 @@ class Worker:
             pass
         return None
 
-    def _answer_call(self, call, packages: tuple[str, ...], deadline: float, calls: int) -> dict:
-        """The judge's answer to a worker's ask_judge: {"value": ...}, or {"refused": why} (graders.judge.oracles),
-        ``why`` then noted as this request's ``oracle_failure``; once a request has one, every later call of it is
-        refused without computing. Asking for what this process is not offered breaks the protocol (WorkerDied); a
-        helper past the request's deadline is the request's (WorkerTimedOut, with its ``oracle_failure``)."""
-        offered = {name for package in packages for name in ORACLE_PACKAGES.get(package, ())}
-        name = call.get("name") if isinstance(call, dict) else None
-        if name not in offered or not isinstance(call.get("args"), dict):
-            raise protocol.ProtocolError(f"the worker asked the judge for {str(name)[:40]!r}, which it is not offered")
-        if self.oracle_failure is None:
-            try:
-                if calls > oracles.MAX_CALLS:
-                    raise oracles.too_many_calls()
-                return {"value": oracles.answer(name, call["args"], deadline)}
-            except oracles.Failed as failure:
-                self.oracle_failure = str(failure)
-                if failure.timed_out:
-                    raise WorkerTimedOut() from None
-            except oracles.Refused as refusal:
-                self.oracle_failure = str(refusal)
-        return {"refused": self.oracle_failure}
+    def _group(self, verb: str, args: dict) -> tuple[str, ...]:
+        """The packages of the process that answers ``verb`` with ``args``: the judge's ``route``; for a batch, that
+        of its requests (``request_batch`` keeps them to one group), or the group it names when it has none (only
+        to have the process ready, ``_restarted``)."""
+        if verb != BATCH:
+            return self.route(verb, args)
+        if not args["requests"]:
+            return tuple(args["group"])
+        first = args["requests"][0]
+        return self.route(first["verb"], first["args"])
 
     @staticmethod
     def _reader(fd: int, deadline: float, popen: subprocess.Popen):

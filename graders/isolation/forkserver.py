@@ -43,7 +43,7 @@ from pathlib import Path
 
 from graders import messages as msg
 from graders import paths
-from graders.judge.processes import (
+from graders.isolation.processes import (
     KEPT_ENV,
     MALLOC_ENV,
     PR_SET_PDEATHSIG,
