@@ -71,9 +71,10 @@ def parse(data: bytes) -> Saved:
                 infos = archive.infolist()
         except (zipfile.BadZipFile, ValueError, OSError) as error:
             raise Unreadable(f"{type(error).__name__}: {str(error)[:200]}") from None
-        if len(infos) > MAX_MEMBERS or sum(info.file_size for info in infos) > MAX_UNPACKED_BYTES:
-            raise Unreadable(msg.CKPT_TOO_LARGE.format(members=len(infos), size=sum(i.file_size for i in infos),
-                                                       most=MAX_MEMBERS, most_bytes=MAX_UNPACKED_BYTES))
+        size = sum(info.file_size for info in infos)
+        if len(infos) > MAX_MEMBERS or size > MAX_UNPACKED_BYTES:
+            raise Unreadable(msg.CKPT_TOO_LARGE.format(members=len(infos), size=size, most=MAX_MEMBERS,
+                                                       most_bytes=MAX_UNPACKED_BYTES))
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as saved:
             return Saved(data, {str(name): np.asarray(saved[name]) for name in saved.files})
@@ -163,29 +164,23 @@ def cut_values(setup: Setup, first: int, val) -> tuple[list[np.ndarray], dict[st
     return run.weights(), run.state()
 
 
-def moved_run(setup: Setup, first: int, val, *, buffers: bool = True):
-    """torch's run after ``first`` epochs with its weights replaced by MOVED_SEED's (and its momentum buffers
-    kept, unless not ``buffers``): where a resume from the changed checkpoint starts."""
-    run = setup.run(MOVED_SEED)
-    if buffers:
-        run.load_state(cut_values(setup, first, val)[1])
-    return run
-
-
-def moved_values(setup: Setup, epochs: int, first: int, val) -> tuple[dict[str, list[float]], list[np.ndarray]]:
-    """(history of the epochs after ``first``, final weights) of the run resumed from the changed checkpoint."""
-    history, run = reference_fit(setup, epochs - first, val=val, run=moved_run(setup, first, val))
+def moved_values(setup: Setup, epochs: int, first: int, val,
+                 buffers: dict[str, np.ndarray]) -> tuple[dict[str, list[float]], list[np.ndarray]]:
+    """(history of the epochs after ``first``, final weights) of the run resumed from the changed checkpoint: the
+    judge's MOVED_SEED weights, and ``buffers``, the momentum buffers after the first epochs."""
+    history, run = reference_fit(setup, epochs - first, val=val, run=setup.run(MOVED_SEED, state=buffers))
     return history, run.weights()
 
 
-def resume_mistakes(setup: Setup, val, epochs: int, first: int, moved: bool):
-    """Known wrong resumptions, run on the reference: (hint, a function giving the final parameters)."""
+def resume_mistakes(setup: Setup, val, epochs: int, first: int, moved: bool, buffers: dict[str, np.ndarray]):
+    """Known wrong resumptions, run on the reference: (hint, a function giving the final parameters); ``buffers``:
+    the momentum buffers after the first epochs."""
     def ignored():  # a fresh run from the new model's own weights
         return reference_fit(setup, epochs, val=val, run=setup.run(FRESH_SEED))[1].weights()
 
     def continued(more: int, fresh_optimizer: bool):  # from the checkpoint's state, ``more`` epochs
         if moved:
-            run = moved_run(setup, first, val, buffers=not fresh_optimizer)
+            run = setup.run(MOVED_SEED, state=None if fresh_optimizer else buffers)
         else:
             run = setup.run()
             reference_fit(setup, first, val=val, run=run)
@@ -194,9 +189,7 @@ def resume_mistakes(setup: Setup, val, epochs: int, first: int, moved: bool):
         return reference_fit(setup, more, val=val, run=run)[1].weights()
 
     def model_not_loaded():  # the new model's own weights, the checkpoint's momentum buffers and epochs
-        run = setup.run(FRESH_SEED)
-        run.load_state(cut_values(setup, first, val)[1])
-        return reference_fit(setup, epochs - first, val=val, run=run)[1].weights()
+        return reference_fit(setup, epochs - first, val=val, run=setup.run(FRESH_SEED, state=buffers))[1].weights()
 
     mistakes = [(msg.HINT_CKPT_IGNORED, ignored), (msg.HINT_CKPT_MODEL, model_not_loaded),
                 (msg.HINT_CKPT_OPTIMIZER, lambda: continued(epochs - first, fresh_optimizer=True)),
@@ -285,6 +278,7 @@ def _check_resume(ctx: Context, folder: Folder, answer, setup: Setup, val, commo
     own = not all(whole[k].shape == expected[k].shape and np.allclose(whole[k], expected[k], rtol=TOL.rtol,
                                                                        atol=TOL.atol) for k in whole)
     inputs = setup.lines() + [msg.CKPT_SCENARIO.format(first=first, path=path, epochs=epochs)]
+    cut_weights, buffers = ctx.expected("torch's fit, cut", cut_values, setup, first, val)
     if own:  # fit itself differs (task 5.4 says how): hold the resume to the student's own uninterrupted run
         source, expected = msg.LOOP_OWN_RUN, whole
         final = dict(zip(names, read_params(ctx, answer.whole.params, names, [p.shape for p in weights],
@@ -294,7 +288,6 @@ def _check_resume(ctx: Context, folder: Folder, answer, setup: Setup, val, commo
         state = {f"model.{name}": value for name, value in after_cut.items()}
     else:
         source = msg.LOOP_REFERENCE.format(function="fit, uninterrupted,")
-        cut_weights, buffers = ctx.expected("torch's fit, cut", cut_values, setup, first, val)
         state = {f"model.{name}": value for name, value in zip(names, cut_weights)}
         state.update({f"optim.{key}": value for key, value in buffers.items()})
     cut = read_history(ctx, answer.cut.history, f"fit(..., epochs={first})",
@@ -308,7 +301,7 @@ def _check_resume(ctx: Context, folder: Folder, answer, setup: Setup, val, commo
         moved = setup.state(MOVED_SEED)
         folder.write(path, with_arrays(saved, {f"model.{name}": value for name, value in moved.items()}))
         rest, moved_weights = ctx.expected("torch's fit, resumed from moved weights", moved_values, setup, epochs,
-                                           first, val)
+                                           first, val, buffers)
         expected = {k: np.concatenate([expected[k][:first], np.asarray(rest[k])]) for k in expected}
         final = dict(zip(names, moved_weights))
         inputs[-1] = msg.CKPT_MOVED.format(first=first, path=path, epochs=epochs)
@@ -320,7 +313,7 @@ def _check_resume(ctx: Context, folder: Folder, answer, setup: Setup, val, commo
         else msg.HINT_CKPT_HISTORY
     history = read_history(ctx, resumed.history, "the resumed fit", lengths, hint=hint)
     compare_params(ctx, resumed.params, final, "at the end of the resumed run", inputs=inputs, source=source,
-                   mistakes=resume_mistakes(setup, val, epochs, first, moved=not own))
+                   mistakes=resume_mistakes(setup, val, epochs, first, not own, buffers))
     for key in ("train_loss", "val_loss"):
         ctx.compare(history[key], expected[key], f'history["{key}"] of the resumed run', inputs=inputs,
                     source=source, hint=msg.HINT_CKPT_HISTORY, tol=TOL)

@@ -144,4 +144,6 @@ class Run:
     def load_state(self, state: dict) -> None:
         """Set the momentum buffers from a state keyed as ``state()`` gives it, as a checkpoint resumes them."""
         for key, value in state.items():
-            self.buffers[int(key.rpartition(".")[2])] = self._tensor(value).clone()
+            # a copy (torch.tensor), as the weights are taken: a kept expected value is a read-only array
+            self.buffers[int(key.rpartition(".")[2])] = torch.tensor(np.asarray(value, dtype=np.float64),
+                                                                     device=self.device)
