@@ -41,11 +41,10 @@ def _grade_all(args) -> int:
 
 
 def _merge(args) -> int:
-    from graders.classgrade import batch, gradebook
+    from graders.classgrade import batch
 
     try:
-        task_ids, records = gradebook.merge(args.folders, args.out)
-        records = batch.adjusted(args.out, records, task_ids, args.adjustments, {r.student for r in records})
+        task_ids, records = batch.merge(args.folders, args.out, args.adjustments)
     except (ValueError, OSError) as error:
         return _fail("merge", error)
     for note in batch.class_views(args.out, records, task_ids):

@@ -175,15 +175,18 @@ def read_adjustments(out: Path, given: Path | None, task_ids: tuple[str, ...], s
     return adjust.read(path, task_ids, students)
 
 
-def adjusted(out: Path, records: list[Record], task_ids: tuple[str, ...], given: Path | None,
-             students: set[str]) -> list[Record]:
-    """``records`` (a merged class's) with the class's adjustments applied: grades.csv rewritten with them, and each
-    adjusted student's scorecard saying so."""
-    found = read_adjustments(out, given, task_ids, students)
-    records = adjust.apply(records, found)
-    gradebook.write_csv(Path(out) / gradebook.CSV_NAME, records, task_ids)
+def merge(folders: list[Path], out: Path, given: Path | None = None) -> tuple[tuple[str, ...], list[Record]]:
+    """gradebook.merge with the merged class's adjustments: read (and refused, with their line) before anything is
+    written, applied to grades.csv, and shown in each adjusted student's scorecard."""
+    found = []
+
+    def prepare(task_ids: tuple[str, ...], records: list[Record]) -> list[Record]:
+        found.extend(read_adjustments(out, given, task_ids, {r.student for r in records}))
+        return adjust.apply(records, found)
+
+    task_ids, records = gradebook.merge(folders, out, prepare)
     show_adjustments(Path(out), records, found)
-    return records
+    return task_ids, records
 
 
 def show_adjustments(out: Path, records: list[Record], found: list) -> None:

@@ -129,8 +129,10 @@ def task_ids_of(selected: tuple[str, ...] | None) -> tuple[str, ...]:
     return tuple(t.id for t in TASKS if selected is None or t.id in selected)
 
 
-def merge(folders: list[Path], out: Path) -> tuple[tuple[str, ...], list[Record]]:
+def merge(folders: list[Path], out: Path, prepare=None) -> tuple[tuple[str, ...], list[Record]]:
     """Combine the gradebooks of ``folders`` (shards' OUT_DIRs) into ``out``: grades.csv and the students' folders.
+    ``prepare(task_ids, records)``, when given, makes the records grades.csv shows (the class's adjustments), and
+    is called before anything is written, so that its ValueError leaves ``out`` as it was.
 
     Raises ValueError when a folder has no grades.csv, when the columns differ, or when a student
     appears twice.
@@ -159,6 +161,8 @@ def merge(folders: list[Path], out: Path) -> tuple[tuple[str, ...], list[Record]
                                                             second=folder))
             seen[record.student] = folder
             records.append(record)
+    if prepare is not None:
+        records = prepare(task_ids or (), records)
     out.mkdir(parents=True, exist_ok=True)
     for record in records:
         source = seen[record.student] / record.student

@@ -91,7 +91,7 @@ CASES = (
 CASES_BY_OP = {case.op: case for case in CASES}
 
 # sigmoid where exp(-x) overflows: its out is 0 or 1 there, and its gradient 0 (a rule from x gives nan)
-SIGMOID_AT_EXTREMES = OpCase("1.6", "sigmoid", "x.sigmoid() at large |x|", _torch("sigmoid"), s.single_operands(), ([np.array([[-800.0, -30.0, 0.5, 30.0, 800.0]])], {}), msg.HINT_SIGMOID_EXTREMES)  # noqa: E501
+SIGMOID_AT_EXTREMES = OpCase("1.6", "sigmoid", "x.sigmoid() at large |x|", _torch("sigmoid"), s.single_operands(), ([np.array([[-800.0, -30.0, 0.5, 30.0, 800.0]])], {}), msg.HINT_SIGMOID_EXTREMES)
 RELU_AT_ZERO = OpCase("1.6", "relu", "x.relu() at x = 0", _torch("relu"), s.single_operands(), ([np.array([[-1.0, 0.0, 2.0]])], {}), msg.HINT_RELU_AT_ZERO)
 
 
