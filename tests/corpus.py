@@ -462,6 +462,24 @@ TRAIN = (
 """, ("5.2",), "restores the mode after the loop but not in a finally block: a loader or model that raises leaves "
         "the model in eval mode"),
     # ----- 5.5 checkpoint and resume -----
+    _train("fit_saves_before_each_epoch", """\
+    for epoch in range(done, epochs):
+        history["train_loss"].append(train_epoch(model, train_loader, optimizer, loss_fn,
+                                                 accumulate=accumulate, clip_norm=clip_norm))
+        if val_loader is not None:
+            history["val_loss"].append(evaluate(model, val_loader, loss_fn))
+        if checkpoint is not None:
+            _save_checkpoint(checkpoint, model, optimizer, epoch + 1, history)
+""", """\
+    for epoch in range(done, epochs):
+        if checkpoint is not None:  # at the start of each epoch: the last epoch's work is never saved
+            _save_checkpoint(checkpoint, model, optimizer, epoch, history)
+        history["train_loss"].append(train_epoch(model, train_loader, optimizer, loss_fn,
+                                                 accumulate=accumulate, clip_norm=clip_norm))
+        if val_loader is not None:
+            history["val_loss"].append(evaluate(model, val_loader, loss_fn))
+""", ("5.5",), "saves at the start of each epoch instead of its end (a student's way of 'saving every epoch'): the "
+           "file a run leaves lags one epoch behind the run"),
     _train("fit_saves_only_at_the_end", """\
         if checkpoint is not None:
             _save_checkpoint(checkpoint, model, optimizer, epoch + 1, history)
