@@ -361,6 +361,10 @@ LOADER_LENGTH = ("Task {task} ({title}): len(loader) is {got}, expected {expecte
 LOADER_ROW = "Task {task} ({title}): row {row} of xb in batch {batch} of epoch {epoch} is {got}, not a row of X."
 LOADER_UNPAIRED = ("Task {task} ({title}): X and Y no longer line up: in batch {batch} of epoch {epoch}, row {row} "
                    "of xb is example {x}, but row {row} of yb is {y}.")
+LOADER_ROUNDED = ("Task {task} ({title}): {name} of batch {batch} of epoch {epoch} holds the data rounded to {dtype}: "
+                  "{got} where the data has {want}.")
+LOADER_DATA_CHANGED = ("Task {task} ({title}): after {doing}, the X and Y the loaders were given had changed: the "
+                       "loader reordered or rewrote its caller's arrays in place.")
 LOADER_Y_ROW = "Y's row of example {y}"
 LOADER_Y_STRAY = "{got}, not a row of Y"
 LOADER_REPEATED = ("Task {task} ({title}): epoch {epoch} did not visit each example once: example(s) {repeated} "
@@ -389,6 +393,10 @@ HINT_LOADER_ROWS = "index whole rows, X[idx] with idx an array of example number
 HINT_LOADER_PAIRS = "index X and Y with the same idx: (X[idx], Y[idx])"
 HINT_LOADER_COVERAGE = "each epoch is one pass over an index order: every example exactly once"
 HINT_LOADER_ORDER = "with shuffle=False the index order is 0, 1, ..., n - 1"
+HINT_LOADER_PRECISION = ("keep the data's float64: Tensor(X[idx]) as it is, with no astype(np.float32) on the way "
+                         "(torch's DataLoader returns the data's own dtype)")
+HINT_LOADER_KEEP_DATA = ("leave X and Y as they are: shuffle an index order, order = self.rng.permutation(n), and "
+                         "index with it, X[idx], which copies (self.rng.shuffle(self.X) reorders the caller's array)")
 HINT_LOADER_NO_GRAD = "data needs no gradient: Tensor(X[idx]), without requires_grad=True"
 
 # ----- Tasks 5 and 6: the training loop -----

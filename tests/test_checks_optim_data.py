@@ -137,6 +137,13 @@ MORE_WRONG = (
             "        self.rng = np.random.default_rng(0)\n"),), ("4.2",), "yielded the same order"),
     Wrong("Y shuffled apart from X", "data.py", ((BATCH, BATCH.replace("Y[idx]", "Y[np.sort(idx)]")),), ("4.2",),
           "X and Y no longer line up"),
+    Wrong("batches cast to float32", "data.py",
+          ((BATCH, "yield Tensor(self.X[idx].astype(np.float32)), Tensor(self.Y[idx].astype(np.float32))"),),
+          ("4.1", "4.2"), "holds the data rounded to float32"),
+    Wrong("shuffles the caller's arrays in place", "data.py",
+          ((ORDER, "order = np.arange(n)\n        if self.shuffle:\n            p = self.rng.permutation(n)\n"
+                   "            self.X[:], self.Y[:] = self.X[p], self.Y[p]"),),
+          ("4.2",), "reordered or rewrote its caller's arrays in place"),
 )
 
 

@@ -38,8 +38,10 @@ def loader_epochs(package, X, Y, batch_size, shuffle, drop_last, epochs, seeds=(
     argument), ``epochs`` passes over each, the loaders taking turns. Before each pass numpy's
     global generator is seeded with the matching entry of ``global_seeds``, so a loader that
     shuffles with np.random's global functions instead of its rng gives itself away. With
-    ``length``, then len() of the first loader."""
+    ``length``, then len() of the first loader, and whether X and Y were still as given after every pass
+    (a loader that shuffles its caller's arrays in place changes them)."""
     T, D = module(package, "tensor"), module(package, "data")
+    given = X.copy(), Y.copy()
     loaders = []
     for seed in seeds:
         rng = {} if seed is None else {"rng": np.random.default_rng(seed)}
@@ -50,4 +52,5 @@ def loader_epochs(package, X, Y, batch_size, shuffle, drop_last, epochs, seeds=(
             if global_seeds:
                 np.random.seed(global_seeds[j][e])
             passes[j].append(_epoch(T, loader, limit=len(X)))
-    return {"loaders": passes, "length": claim(len(loaders[0])) if length else None}
+    return {"loaders": passes, "length": claim(len(loaders[0])) if length else None,
+            "data_kept": bool(np.array_equal(X, given[0]) and np.array_equal(Y, given[1]))}

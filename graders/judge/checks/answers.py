@@ -115,6 +115,7 @@ class LoaderEpochs:
     it was asked for."""
     loaders: list[list[Epoch]]
     length: Claim | None = None
+    data_kept: bool | None = None  # whether X and Y were as given after every pass: a claim that can only cost
 
 
 @dataclass(frozen=True)

@@ -96,6 +96,16 @@ def count_hint(setup: Setup, got: int) -> str:
     return msg.HINT_LOADER_SLICES
 
 
+def narrowed(got: np.ndarray, want: np.ndarray) -> str | None:
+    """The narrower float type (float32 or float16) that rounded ``want`` into ``got``, or None where ``got`` is
+    ``want`` itself or not a rounding of it: a loader that casts its batches keeps every example in place, so
+    without this its rows read as strangers to the data (0.01 is 0.009999999776 in float32)."""
+    if np.array_equal(got, want):
+        return None
+    return next((np.dtype(t).name for t in (np.float32, np.float16)
+                 if np.array_equal(got, want.astype(t).astype(np.float64))), None)
+
+
 def read_epoch(ctx: Context, setup: Setup, epoch: dict, number: int, strict: bool = True) -> np.ndarray:
     """The example numbers the epoch visited, in order, after each batch's types, sizes, shapes,
     rows and pairing, and the epoch's coverage. ``strict`` checks requires_grad too (task 4.1's)."""
@@ -126,6 +136,11 @@ def read_epoch(ctx: Context, setup: Setup, epoch: dict, number: int, strict: boo
         yb = ctx.array(batch["y"]["data"], (size, setup.y_width), f"yb of batch {j}")
         index = np.rint(np.clip(xb[:, 0], -1, setup.n)).astype(int)
         known = np.clip(index, 0, setup.n - 1)
+        for name, got, want in (("xb", xb, X[known]), ("yb", yb, Y[known])):
+            if (narrow := narrowed(got, want)) is not None:
+                row, col = np.argwhere(got != want)[0]
+                fail(ctx, setup, msg.LOADER_ROUNDED, msg.HINT_LOADER_PRECISION, name=name, batch=j, epoch=number,
+                     dtype=narrow, got=repr(float(got[row, col])), want=repr(float(want[row, col])))
         stray = (index != known) | ~(xb == X[known]).all(axis=1)
         if stray.any():
             row = int(np.argmax(stray))
@@ -157,6 +172,8 @@ def epochs(ctx: Context, setup: Setup, count: int, *, seeds=(None,), global_seed
     answer = ctx.ask("loader_epochs", doing, shuffle=setup.shuffle, epochs=count, seeds=list(seeds),
                      global_seeds=global_seeds, length=length, **setup.args(ctx.task.route.package))
     loaders = answer.loaders
+    if answer.data_kept is False:
+        fail(ctx, setup, msg.LOADER_DATA_CHANGED, msg.HINT_LOADER_KEEP_DATA, doing=doing)
     if len(loaders) != len(seeds) or any(len(passes) != count for passes in loaders) \
             or (length and not isinstance(answer.length, dict)):
         raise CheckFailed(msg.ANSWER_INCOMPLETE.format(doing=doing, **msg.header(ctx.task)))
