@@ -241,6 +241,12 @@ TENSOR = (
             "return (np.broadcast_to(_keep_reduced_axes(g, shape, axis, keepdims), shape) / count,)",
             "return (np.broadcast_to(_keep_reduced_axes(g, shape, axis, keepdims), shape) / self.data.size,)",
             ("1.7",), "divides by every element of x, right for mean() but not for mean(axis)"),
+    _tensor("mean_divides_by_one_axis",
+            "return (np.broadcast_to(_keep_reduced_axes(g, shape, axis, keepdims), shape) / count,)",
+            "return (np.broadcast_to(_keep_reduced_axes(g, shape, axis, keepdims), shape)\n"
+            "                    / (self.data.size if axis is None else shape[axis]),)", ("1.7",),
+            "divides by shape[axis]: right for None and one int, a TypeError for a tuple of axes (a student trial's "
+            "mistake, once public-green)"),
     _tensor("mean_forgets_to_divide",
             "return (np.broadcast_to(_keep_reduced_axes(g, shape, axis, keepdims), shape) / count,)",
             "return (np.broadcast_to(_keep_reduced_axes(g, shape, axis, keepdims), shape).copy(),)", ("1.7",),

@@ -302,6 +302,17 @@ def test_mean_over_an_axis():
 
 
 @pytest.mark.task1_7
+def test_mean_over_a_tuple_of_axes_and_a_negative_axis():
+    """Does out = x.mean(axis=(0, 2)), x of shape (2, 3, 4), put g[j] / 8 at every x[:, j, :], and x.mean(axis=-1)
+    average the last axis? (axis may be None, an int, negative too, or a tuple of ints, as in numpy and torch.)"""
+    g = np.array([8.0, 16.0, 24.0])
+    (gx,) = gradients(leaf(np.zeros((2, 3, 4))).mean(axis=(0, 2)), g)
+    assert_close(gx, np.broadcast_to(g[None, :, None] / 8, (2, 3, 4)), "dL/dx of x.mean(axis=(0, 2))")
+    (gx,) = gradients(leaf(np.zeros((2, 3))).mean(axis=-1), np.array([3.0, 6.0]))
+    assert_close(gx, [[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]], "dL/dx of x.mean(axis=-1)")
+
+
+@pytest.mark.task1_7
 def test_square_mean():
     """Does out = mean(x ** 2) at x = [1, 2, 3, 4] give the right dL/dx?"""
     (gx,) = gradients(leaf([1.0, 2.0, 3.0, 4.0]).square_mean(), np.array(1.0))
