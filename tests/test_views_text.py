@@ -108,3 +108,18 @@ def test_grades_csv_parses_back_whatever_the_names_and_reasons(tmp_path_factory,
     task_ids, [back] = gradebook.read_csv(path)
     assert task_ids == ("1.1",) and os.fsencode(back.student) == name
     assert back.status == scorecard.safe(status) and back.scores == {"1.1": 4.0}
+
+
+def test_a_pass_that_says_what_was_not_graded_is_shown_whole_in_the_terminal_and_the_summary():
+    """6.2's pass says at length what was not graded: the terminal's reason column clips it, so is its whole text
+    printed below the table and in the job summary's blocks, while a plain pass adds nothing?"""
+    note = ("not graded: whether fit_torch computed on the GPU (its float64 results agree on both devices, so no "
+            "number shows where it ran); the notes on .to() can only cost the task")
+    report = Report("alice", [TaskResult(BY_ID["1.1"], PASSED, 4.0, "passed"),
+                              TaskResult(BY_ID["6.2"], PASSED, BY_ID["6.2"].points, f"Task 6.2: passed\n  {note}")],
+                    1.0, "process limits", None)
+    result = scorecard.results(report)
+    terminal, summary = scorecard.table(result), scorecard.markdown(result)
+    assert "…" in terminal.split("\n6.2 ", 1)[1].splitlines()[0]  # the column still holds a clipped line of it
+    assert note in terminal and note in summary
+    assert "Task 1.1" not in terminal and "1.1 " + BY_ID["1.1"].title not in summary.split("<details>", 1)[-1]

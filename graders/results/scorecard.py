@@ -75,8 +75,15 @@ def _status(test: dict) -> str:
     return test.get("extra_data", {}).get("status", test.get("status", ""))
 
 
+def _noted(test: dict) -> bool:
+    """Whether a view shows the task's whole message below its table: every failure, and a pass that says what was
+    not graded (the table's column has room for a clipped line of it only)."""
+    return _status(test) in ("failed", "grader error") or (_status(test) == PASSED and bool(_not_graded(test)))
+
+
 def table(result: dict, *, seconds: float | None = None) -> str:
-    """The terminal scorecard: one line per task, the total, then the full message of each failure."""
+    """The terminal scorecard: one line per task, the total, then the full message of each failure and of each pass
+    that says what was not graded."""
     result = safe_result(result)
     rows = [f"{'task':<5} {'title':<50} {'points':>7}  {'status':<14} reason"]
     for test in result["tests"]:
@@ -89,12 +96,13 @@ def table(result: dict, *, seconds: float | None = None) -> str:
     timing = f", {seconds:.1f} s" if seconds is not None else ""
     rows.append(msg.TOTAL.format(score=result["score"], max_score=extra.get("max_score", 100),
                                  examples=extra.get("examples", 0), timing=timing))
-    details = [test["output"] for test in result["tests"] if _status(test) in ("failed", "grader error")]
+    details = [test["output"] for test in result["tests"] if _noted(test)]
     return "\n".join([result["output"], "", *rows] + (["", *"\n\n".join(details).splitlines()] if details else []))
 
 
 def markdown(result: dict) -> str:
-    """A CI job summary: the table, then each failure's message in a collapsed block."""
+    """A CI job summary: the table, then each failure's message (and each pass's note of what was not graded) in a
+    collapsed block."""
     result = safe_result(result)
     extra = result.get("extra_data", {})
     out = [f"## autograd-lab: {result['score']:g}/{extra.get('max_score', 100):g}", "",
@@ -104,7 +112,7 @@ def markdown(result: dict) -> str:
         out.append(f"| {test['number']} | {test['name'].split(' ', 1)[1]} | {test['score']:g}/{test['max_score']:g} "
                    f"| {icon} {_status(test)} |")
     for test in result["tests"]:
-        if _status(test) not in (PASSED, SKIPPED):
+        if _status(test) not in (PASSED, SKIPPED) or _noted(test):
             fence = _fence(test["output"])
             out += ["", f"<details><summary>{test['name']}</summary>", "", fence, test["output"], fence, "",
                     "</details>"]
