@@ -578,6 +578,9 @@ HINT_CKPT_EPOCH_INT = ("np.load gives back every value as an array, a 0-d one fo
 CKPT_UNPICKLED = ("Task {task} ({title}): resuming from a checkpoint whose arrays were pickled objects ran the "
                   "code in those pickles (it killed the process that loaded them).\n"
                   "  hint: a checkpoint is data: np.load(path, allow_pickle=False), so a crafted file cannot run code")
+HINT_CKPT_SAVED_EARLY = ("the checkpoint written after {first} epochs holds {keys} of {count} epoch(s): it was saved before "
+                         "the epoch's losses were all appended. Save at the end of the epoch, after train_loss and "
+                         "val_loss")
 HINT_CKPT_HISTORY = ("return the whole history: the epochs saved in the checkpoint, then the new ones "
                      "(and save the history in the checkpoint)")
 
@@ -600,6 +603,9 @@ HINT_TORCH_TRAIN = "call model.train() at the start of every epoch: validation l
 HINT_TORCH_EVAL = "call model.eval() before the validation loop"
 HINT_TORCH_NO_GRAD = "run the validation loop inside `with torch.no_grad():`"
 HINT_TORCH_GRAD = "keep torch.no_grad() around the validation loop only"
+HINT_TORCH_NEVER_STEPPED = ("the parameters after fit_torch are the ones it started from: no step moved them. Per "
+                            "batch: optimizer.zero_grad(), forward, loss, loss.backward(), then optimizer.step() (a "
+                            "step before backward() finds the gradients zero_grad() just cleared)")
 HINT_TORCH_ZERO_GRAD = ("the run matches one that never clears gradients: call optimizer.zero_grad() before each "
                         "backward")
 

@@ -486,6 +486,18 @@ TRAIN = (
             history["val_loss"].append(evaluate(model, val_loader, loss_fn))
 """, ("5.5",), "saves at the start of each epoch instead of its end (a student's way of 'saving every epoch'): the "
            "file a run leaves lags one epoch behind the run"),
+    _train("fit_saves_before_val_loss", """\
+        if val_loader is not None:
+            history["val_loss"].append(evaluate(model, val_loader, loss_fn))
+        if checkpoint is not None:
+            _save_checkpoint(checkpoint, model, optimizer, epoch + 1, history)
+""", """\
+        if checkpoint is not None:
+            _save_checkpoint(checkpoint, model, optimizer, epoch + 1, history)
+        if val_loader is not None:
+            history["val_loss"].append(evaluate(model, val_loader, loss_fn))
+""", ("5.5",), "saves after train_epoch but before evaluate's loss is appended: every checkpoint holds one val_loss "
+           "too few, so a resumed history is one short (a student trial's mistake)"),
     _train("fit_saves_only_at_the_end", """\
         if checkpoint is not None:
             _save_checkpoint(checkpoint, model, optimizer, epoch + 1, history)

@@ -208,6 +208,16 @@ def _length(history: dict) -> int | None:
     return len(losses["items"]) if losses.get("kind") == "sequence" else None
 
 
+def history_hint(saved: Saved, first: int) -> str:
+    """The hint for a resumed history that is wrong: where the file the judge read after ``first`` epochs holds a
+    loss list one short of that, the save came before the epoch's last append (val_loss after train_loss)."""
+    lengths = {key: np.size(saved.arrays[key]) for key in ("train_loss", "val_loss") if key in saved.arrays}
+    short = sorted(key for key, length in lengths.items() if length == first - 1)
+    if short:
+        return msg.HINT_CKPT_SAVED_EARLY.format(keys=" and ".join(short), count=first - 1, first=first)
+    return msg.HINT_CKPT_HISTORY
+
+
 def check_members(ctx: Context, saved: Saved, path: str, setup: Setup) -> None:
     """The checkpoint holds the model's and the optimizer's state dicts under the docstring's prefixes, so any
     loader of the format reads it: model.<name> for each model entry, optim.<key> for each momentum buffer."""
@@ -310,13 +320,13 @@ def _check_resume(ctx: Context, folder: Folder, answer, setup: Setup, val, commo
         FRESH_SEED), epochs=epochs)
     lengths = {k: len(v) for k, v in expected.items()}
     hint = msg.HINT_CKPT_EPOCHS.format(epochs=epochs) if _length(resumed.history) == epochs + first \
-        else msg.HINT_CKPT_HISTORY
+        else history_hint(saved, first)
     history = read_history(ctx, resumed.history, "the resumed fit", lengths, hint=hint)
     compare_params(ctx, resumed.params, final, "at the end of the resumed run", inputs=inputs, source=source,
                    mistakes=resume_mistakes(setup, val, epochs, first, not own, buffers))
     for key in ("train_loss", "val_loss"):
         ctx.compare(history[key], expected[key], f'history["{key}"] of the resumed run', inputs=inputs,
-                    source=source, hint=msg.HINT_CKPT_HISTORY, tol=TOL)
+                    source=source, hint=history_hint(saved, first), tol=TOL)
     check_loaded(ctx, resumed.loaded, epochs)
     return state
 
