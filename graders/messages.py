@@ -578,9 +578,9 @@ HINT_CKPT_EPOCH_INT = ("np.load gives back every value as an array, a 0-d one fo
 CKPT_UNPICKLED = ("Task {task} ({title}): resuming from a checkpoint whose arrays were pickled objects ran the "
                   "code in those pickles (it killed the process that loaded them).\n"
                   "  hint: a checkpoint is data: np.load(path, allow_pickle=False), so a crafted file cannot run code")
-HINT_CKPT_SAVED_EARLY = ("the checkpoint written after {first} epochs holds {keys} of {count} epoch(s): it was saved before "
-                         "the epoch's losses were all appended. Save at the end of the epoch, after train_loss and "
-                         "val_loss")
+HINT_CKPT_SAVED_EARLY = ("the checkpoint written after {first} epochs holds {keys} of {count} epoch(s): it was saved "
+                         "before the epoch's losses were all appended. Save at the end of the epoch, after "
+                         "train_loss and val_loss")
 HINT_CKPT_HISTORY = ("return the whole history: the epochs saved in the checkpoint, then the new ones "
                      "(and save the history in the checkpoint)")
 
@@ -698,6 +698,13 @@ NOTEBOOK_JUDGE_SILENT = "the judge said nothing for {seconds:g} s, so it was sto
 NOTEBOOK_JUDGE_NO_START = "the judge's process could not be started ({why})"
 NOTEBOOK_NO_JUDGE = ("The grader's step (JudgeGrades in Autograde.autograde_preprocessors) did not run, so no score "
                      "can be trusted: 0 points. Rewrite nbgrader_config.py with `autograd-lab nbgrader`.")
+NB_REPORT_NOT_SUBMITTED = "did not submit (in the course's gradebook, with no submitted folder)"
+NB_REPORT_NOT_AUTOGRADED = "submitted, but not autograded yet (nbgrader autograde ASSIGNMENT --student ...)"
+NB_REPORT_NO_RESULT = ("autograded without autograd-lab's scorecard ({file} missing or unreadable): was it "
+                       "autograded with the nbgrader_config.py that autograd-lab nbgrader wrote?")
+NB_REPORT_NO_COURSE = "{course}: no autograded/ or submitted/ folder in it; expected an nbgrader course directory"
+NB_REPORT_DONE = ("nbgrader-report: {graded} of {students} student(s) graded; wrote {out}/class.md, class.html and "
+                  "grades.csv")
 NOTEBOOK_GRADING = "autograd-lab: grading the .py files in {folder} with the judge"
 NOTEBOOK_JUDGED = "autograd-lab's graders, on the .py files of this submission:\n{text}\n"
 # nbgrader's kernel (graders/integrations/kernel_jail.py): the jail's refusal, said on nbgrader's log and in each

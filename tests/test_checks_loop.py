@@ -341,7 +341,8 @@ TORCH_MISTAKES = {
          '            history["val_loss"].append(val[-1])'), 'history["val_loss"]'),
     "step before backward": (
         ("            loss.backward()\n            optimizer.step()\n",
-         "            optimizer.step()\n            loss.backward()\n"), msg.HINT.format(hint=msg.HINT_TORCH_NEVER_STEPPED)),
+         "            optimizer.step()\n            loss.backward()\n"),
+        msg.HINT.format(hint=msg.HINT_TORCH_NEVER_STEPPED)),
     "sum the validation losses": (
         ('            history["val_loss"].append(sum(val) / len(val))',
          '            history["val_loss"].append(sum(val))'),
