@@ -79,8 +79,23 @@ def _nbgrader(args) -> int:
     return 0
 
 
+def _nbgrader_report(args) -> int:
+    from graders.integrations import nbgrader_report
+
+    try:
+        records, notes = nbgrader_report.report(args.course, args.assignment, args.out)
+    except (ValueError, OSError) as error:
+        print(msg.CLI_FAILED.format(command="nbgrader-report", error=error), file=sys.stderr)
+        return 2
+    for note in notes:
+        print(note, file=sys.stderr)
+    print(msg.NB_REPORT_DONE.format(graded=sum(r.graded for r in records), students=len(records), out=args.out))
+    return 0
+
+
 # The order of the commands in --help: the instructors' first, the maintainers' build-exercises last.
-ORDER = ("grade", "grade-all", "merge", "nbgrader", "release", "gradescope", "examples", "doctor", "build-exercises")
+ORDER = ("grade", "grade-all", "merge", "nbgrader", "nbgrader-report", "release", "gradescope", "examples", "doctor",
+         "build-exercises")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -120,6 +135,17 @@ def parser() -> argparse.ArgumentParser:
                    help="the assignment's name in nbgrader (default: %(default)s)")
     n.add_argument("--force", action="store_true", help="replace an nbgrader_config.py edited by hand")
     n.set_defaults(run=_nbgrader)
+
+    r = sub.add_parser("nbgrader-report", help="write the class report of an autograded nbgrader course",
+                       description="Read the scorecards `nbgrader autograde` left beside each autograded notebook "
+                                   "and write OUT_DIR/class.md, class.html, grades.csv and each student's "
+                                   "results.json, as grade-all does; students in the course's gradebook who did "
+                                   "not submit, or were not autograded, are listed as such.")
+    r.add_argument("course", type=Path, metavar="COURSE_DIR", help="the nbgrader course directory")
+    r.add_argument("--assignment", default="autograd_lab", metavar="NAME",
+                   help="the assignment's name in nbgrader (default: %(default)s)")
+    r.add_argument("--out", type=Path, required=True, metavar="OUT_DIR", help="where to write the report")
+    r.set_defaults(run=_nbgrader_report)
 
     b = sub.add_parser("build-exercises", help="(maintainers) generate exercises/ from solutions/ in a checkout; "
                                                        "never over filled-in work")

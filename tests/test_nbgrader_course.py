@@ -33,7 +33,7 @@ import pytest
 
 from graders import paths
 from graders.course import build
-from graders.integrations import nbgrader_course
+from graders.integrations import nbgrader_course, nbgrader_judge
 from graders.isolation import sandbox
 from graders.tasks import TASKS
 
@@ -46,6 +46,10 @@ MATMUL_RULE_SIGN_FLIPPED = "return g @ w.T, -(x.T @ g)"
 BOB_DELETES, BOB_EDITS = ("setup", "task_3_1"), "task_1_1"
 NBGRADER_TIMEOUT = 1200
 
+
+# What mallory submits as the judge's scorecard: every task's full points
+FORGED_SCORECARD = {"score": 100, "tests": [{"number": t.id, "name": t.id, "score": t.points, "max_score": t.points,
+                                             "output": "passed"} for t in TASKS]}
 
 # What mallory's notebook cell and her tensor.py (imported by the visible checks) try, each attempt noted in
 # the cell's own output (or, from tensor.py, in the kernel's environment) as "ATTEMPT name: what happened".
@@ -230,6 +234,7 @@ class Graded:
     alice_cells_before_mallory: dict = field(default_factory=dict)
     alice_files_before_mallory: dict = field(default_factory=dict)
     kernel_refused: bool = False  # graded without bubblewrap: no kernel ran a notebook
+    report: subprocess.CompletedProcess | None = None  # autograd-lab nbgrader-report COURSE --out ROOT/report
 
     def submitted(self, student: str) -> Path:
         return self.course / "submitted" / student / ASSIGNMENT
@@ -284,6 +289,8 @@ def graded(tmp_path_factory, request) -> Graded:
                 (folder / name).write_text(text)
         tamper(result.submitted("bob") / released.name)
         forge(result.submitted("mallory") / released.name)
+        # a scorecard of her own making where nbgrader-report reads the judge's (nbgrader copies every file)
+        (result.submitted("mallory") / nbgrader_judge.RESULTS_FILE).write_text(json.dumps(FORGED_SCORECARD))
 
         for student in STUDENTS:
             if student == "mallory":
@@ -294,6 +301,13 @@ def graded(tmp_path_factory, request) -> Graded:
             result.cli[student], result.cli_seconds[student] = cli_grade(result.submitted(student), root / student)
         nbgrader(result.course, env, "generate_feedback", ASSIGNMENT)
         nbgrader(result.course, env, "export", "--to", "grades.csv")
+        # the class report: one more student enrolled who never submitted, and one whose work is not autograded
+        nbgrader(result.course, env, "db", "student", "add", "zed")
+        (result.submitted("yan")).mkdir(parents=True)
+        (result.submitted("yan") / released.name).write_bytes(released.read_bytes())
+        result.report = subprocess.run(
+            [sys.executable, "-I", "-m", "graders", "nbgrader-report", str(result.course), "--out", "report"],
+            cwd=root, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=NBGRADER_TIMEOUT)
         yield result
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -305,6 +319,28 @@ def gradebook_cells(course: Path, student: str) -> dict[str, tuple[float, float]
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         submission = gradebook.find_submission(ASSIGNMENT, student)
         return {g.name: (g.auto_score, g.max_score) for nb in submission.notebooks for g in nb.grades}
+
+
+def test_the_class_report_reads_the_judges_scorecards_and_names_who_was_not_graded(graded):
+    """Does `autograd-lab nbgrader-report` give each autograded student the CLI's score (mallory's own scorecard,
+    submitted under the judge's file name, counts for nothing), name bob under task 1.4, and list the enrolled
+    student who never submitted and the one not autograded yet?"""
+    run = graded.report
+    assert run.returncode == 0, run.stdout + run.stderr
+    out = graded.course.parent / "report"
+    with open(out / "grades.csv", newline="") as f:
+        rows = {row["student"]: row for row in csv.DictReader(f)}
+    assert set(rows) == {*STUDENTS, "yan", "zed"}
+    for student in STUDENTS:
+        assert float(rows[student]["total"]) == pytest.approx(graded.cli[student]["score"]), student
+        assert task_scores(json.loads((out / student / "results.json").read_text())) == task_scores(
+            graded.cli[student])
+    assert rows["zed"]["status"].startswith("did not submit") and rows["yan"]["status"].startswith("submitted, but")
+    text = (out / "class.md").read_text()
+    assert "bob" in text.split("### 1.4 ", 1)[1].split("\n### ", 1)[0]
+    students = text.split("## Students", 1)[1]
+    assert "| zed | 0 | did not submit" in students and "| yan | 0 | submitted, but" in students
+    assert (out / "class.html").is_file()
 
 
 def test_each_students_total_in_grades_csv_equals_the_cli_score(graded):

@@ -29,12 +29,14 @@ from __future__ import annotations
 import atexit
 import contextlib
 import gc
+import json
 import os
 import queue
 import secrets
 import select
 import shutil
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -51,6 +53,8 @@ from graders.results.plain import safe_result
 from graders.tasks import BY_ID, GRADE_DEADLINE
 
 RESOURCE = "autograd_lab"  # the key of the scorecard in nbgrader's resources
+STARTED = "autograd_lab_started"  # the key of the grade's start (time.monotonic()) in the resources
+RESULTS_FILE = "autograd_lab_results.json"  # the scorecard beside the autograded notebook, for the class report
 SKIP = "skip-execution"  # nbclient's tag for a cell that Execute leaves alone (NotebookClient.skip_cells_with_tag)
 
 
@@ -279,6 +283,10 @@ class JudgeGrades(NbGraderPreprocessor):
         in ``resources``, and tag the graded cells so the kernel skips their visible checks."""
         folder = Path(resources.get("metadata", {}).get("path") or ".").resolve()
         self.log.info(msg.NOTEBOOK_GRADING.format(folder=folder))
+        # A file of that name came with the submission (nbgrader copies every file): it is not the judge's
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(folder / RESULTS_FILE)  # a link is removed, not followed
+        resources[STARTED] = time.monotonic()
         resources[RESOURCE] = start_grading(folder, self.key, self.isolation)
         # The graded cells' visible checks are for the student: their outputs would be replaced, so the kernel
         # does not run them (a second or two each, task 6.1's imports torch). JudgeScores takes the tag off.
@@ -301,6 +309,7 @@ class JudgeScores(NbGraderPreprocessor):
         if result is None:  # JudgeGrades did not run: no score can be trusted
             result = {"error": msg.NOTEBOOK_NO_JUDGE}
         result = safe_result(result)  # the feedback's HTML and the notebook's JSON carry any of it
+        keep_results(resources, result)
         tests = {test["number"]: test for test in result.get("tests", ())}
         for cell in nb.cells:
             task_id = task_of(cell)
@@ -324,6 +333,27 @@ class JudgeScores(NbGraderPreprocessor):
                     "execution_count")),
             ]
         return nb, resources
+
+
+def keep_results(resources, result: dict) -> None:
+    """Write the scorecard (or the error) and the grade's seconds beside the autograded notebook, as RESULTS_FILE,
+    for ``autograd-lab nbgrader-report``: through a new file moved into place, so a link of that name is replaced,
+    never followed. Only this process writes there after JudgeGrades removed any such file: the kernel ran on a
+    private copy of the folder. A folder it cannot write to costs the report that student, never the grade."""
+    folder = Path(resources.get("metadata", {}).get("path") or ".").resolve()
+    started = resources.get(STARTED)
+    seconds = time.monotonic() - started if isinstance(started, float) else 0.0
+    text = json.dumps({**result, "autograd_lab_seconds": round(seconds, 1)}, indent=2, sort_keys=True) + "\n"
+    with contextlib.suppress(OSError):
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".autograd_lab_results.")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                file.write(text)
+            os.replace(temporary, folder / RESULTS_FILE)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
 
 
 class JailedKernelManager(AsyncKernelManager):

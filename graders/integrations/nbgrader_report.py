@@ -1,0 +1,117 @@
+"""The class report of an nbgrader course, from what ``nbgrader autograde`` left: ``autograd-lab nbgrader-report``.
+
+``JudgeScores`` writes each student's scorecard beside their autograded notebook (``RESULTS_FILE``, after
+``JudgeGrades`` removed any file of that name that came with the submission). This module reads those, names the
+students who are in the course's gradebook but submitted nothing and those who submitted but were not autograded,
+and writes what ``grade-all`` writes for a class: OUT/<student>/results.json, grades.csv, class.md and class.html.
+The scorecards' numbers are the judge's; a file that is not one (unreadable, too large, a link) leaves its student
+out of the graded, said so, never read as a score.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+from pathlib import Path
+
+from graders import messages as msg
+from graders.classgrade import batch, gradebook
+from graders.classgrade.gradebook import Record
+from graders.integrations.nbgrader_judge import RESULTS_FILE
+from graders.results.scorecard import dumps
+from graders.tasks import BY_ID
+
+MAX_BYTES = 4 << 20  # a scorecard is a few kB; a larger file is not one
+SECONDS = "autograd_lab_seconds"  # the grade's seconds, which JudgeScores adds to the scorecard it keeps
+
+
+def _read(path: Path) -> dict | None:
+    """The JSON object at ``path``, opened without following a link and read up to MAX_BYTES; None otherwise."""
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(handle, "rb") as file:
+        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):  # a FIFO or a device is no scorecard
+            return None
+        data = file.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        return None
+    try:
+        value = json.loads(data.decode("utf-8", errors="replace"))
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _scores(result: dict) -> dict[str, float] | None:
+    """The points per task of a scorecard, or None where it is not one (no tests, or a score that is no number)."""
+    tests = result.get("tests")
+    if not isinstance(tests, list):
+        return None
+    scores = {}
+    for test in tests:
+        number, score = (test.get("number"), test.get("score")) if isinstance(test, dict) else (None, None)
+        if number not in BY_ID or isinstance(score, bool) or not isinstance(score, (int, float)):
+            return None
+        scores[number] = min(max(float(score), 0.0), BY_ID[number].points)
+    return scores
+
+
+def _enrolled(course: Path) -> set[str]:
+    """The students of the course's gradebook (``nbgrader db student add``), where it has one."""
+    database = course / "gradebook.db"
+    if not database.is_file():
+        return set()
+    from nbgrader.api import Gradebook  # nbgrader's own reader of its database, imported only here
+
+    with Gradebook(f"sqlite:///{database}") as book:
+        return {student.id for student in book.students}
+
+
+def _folders(parent: Path) -> set[str]:
+    with contextlib.suppress(OSError):
+        return {p.name for p in parent.iterdir() if p.is_dir() and not p.is_symlink()}
+    return set()
+
+
+def record_of(course: Path, assignment: str, student: str) -> tuple[Record, dict | None]:
+    """A student's record and scorecard: graded from their kept scorecard, else why not."""
+    submitted = (course / "submitted" / student / assignment).is_dir()
+    autograded = course / "autograded" / student / assignment
+    if not autograded.is_dir():
+        why = msg.NB_REPORT_NOT_AUTOGRADED if submitted else msg.NB_REPORT_NOT_SUBMITTED
+        return Record(student, why), None
+    result = _read(autograded / RESULTS_FILE)
+    if result is None:
+        return Record(student, msg.NB_REPORT_NO_RESULT.format(file=RESULTS_FILE)), None
+    if "error" in result:
+        first = str(result["error"]).strip().splitlines()[0] if str(result["error"]).strip() else ""
+        return Record(student, msg.BATCH_CRASHED.format(reason=first[:200])), None
+    scores = _scores(result)
+    if scores is None:
+        return Record(student, msg.NB_REPORT_NO_RESULT.format(file=RESULTS_FILE)), None
+    seconds = result.pop(SECONDS, 0.0)
+    seconds = float(seconds) if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) else 0.0
+    return Record(student, msg.BATCH_GRADED, sum(scores.values()), scores, seconds), result
+
+
+def report(course: Path, assignment: str, out: Path) -> tuple[list[Record], list[str]]:
+    """Write OUT's class report of ``assignment`` in ``course``: the records, and notes for the user."""
+    course, out = Path(course), Path(out)
+    if not (course / "autograded").is_dir() and not (course / "submitted").is_dir():
+        raise ValueError(msg.NB_REPORT_NO_COURSE.format(course=course))
+    students = sorted(_enrolled(course) | _folders(course / "submitted") | _folders(course / "autograded"))
+    task_ids = gradebook.task_ids_of(None)
+    records = []
+    out.mkdir(parents=True, exist_ok=True)
+    for student in students:
+        record, result = record_of(course, assignment, student)
+        records.append(record)
+        if result is not None:
+            (out / student).mkdir(exist_ok=True)
+            gradebook.atomic_write(out / student / "results.json", dumps(result))
+    gradebook.write_csv(out / "grades.csv", records, task_ids)
+    return records, batch.class_views(out, records, task_ids)
