@@ -80,7 +80,8 @@ def _nbgrader(args) -> int:
 
 
 # The order of the commands in --help: the instructors' first, the maintainers' build-exercises last.
-ORDER = ("grade", "grade-all", "merge", "nbgrader", "release", "gradescope", "examples", "doctor", "build-exercises")
+ORDER = ("grade", "grade-all", "merge", "export", "nbgrader", "release", "gradescope", "examples", "doctor",
+         "build-exercises")
 
 
 def parser() -> argparse.ArgumentParser:

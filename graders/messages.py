@@ -792,6 +792,25 @@ ADJUST_STUDENT = "{path}, line {line}: no student {student!r} in this class (the
 ADJUST_TASK = "{path}, line {line}: got task {task!r}, expected one of {tasks} or total"
 ADJUST_POINTS = "{path}, line {line}: got points {points!r}, expected +N or -N (added) or =N (set), e.g. +1.5"
 ADJUST_REASON = "{path}, line {line}: the reason is empty; say why (a regrade, an excused task, a late penalty)"
+LMS_ROSTER_ENCODING = "{path}, line {line}: not UTF-8 text; save the roster as CSV UTF-8 (the LMS's own export is)"
+LMS_ROSTER_EMPTY = "{path}: no header row; expected the roster the LMS exports (a CSV, its first row the columns)"
+LMS_ROSTER_REPEATED = "{path}: the header names {columns} more than once"
+LMS_ROSTER_CANVAS = ("{path}: no column {lacking} in its header; expected Canvas's gradebook export, whose first "
+                     "columns are {columns}")
+LMS_ROSTER_CELLS = "{path}, line {line}: {cells} cells, expected {columns} as in the header"
+LMS_ROSTER_TWICE = "{path}, line {line}: {name!r} in column {column!r} is on line {first} too"
+LMS_ROSTER_LINE = "(the roster's line {line}, no name)"
+LMS_NO_COLUMN = "{path}: no column {column!r}; its columns are {header}"
+LMS_MOODLE_ID = ("{path}: none of {columns}, the columns Moodle's import identifies a user by; its columns are "
+                 "{header} (name one with --id)")
+LMS_ROSTER_MISSING = "{path}: no such roster file"
+LMS_NOT_ON_ROSTER = ("{count} graded student(s) not on the roster, left out of the import file (add their names to "
+                     "the --match column): {names}")
+LMS_NO_SUBMISSION = ("{count} roster student(s) with no submission, left out of the import file (the LMS keeps what "
+                     "it has; --missing zero gives them 0): {names}")
+LMS_NO_SUBMISSION_ZERO = "{count} roster student(s) with no submission, given 0 in the import file: {names}"
+LMS_NOT_GRADED = "{count} student(s) not graded, exported with the total grades.csv shows: {names}"
+LMS_DONE = "export: {rows} student(s) for {lms}\nwrote {path}"
 SCORECARD_ADJUSTED_TITLE = "### Adjusted by your instructor"
 SCORECARD_ADJUSTED_TOTAL = "Your total after these adjustments: {total:g}."
 CLASS_REPORT_TITLE = "# autograd-lab: the class"
