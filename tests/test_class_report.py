@@ -93,6 +93,35 @@ def test_the_class_page_is_one_well_formed_self_contained_document(graded_class)
         assert f"<code>{mistake}</code>" in page
 
 
+GREY = re.compile(r"rgba?\((\d+), (\d+), (\d+)(?:, ([\d.]+))?\)")
+# Every colour the page's elements are drawn in: text, background, borders.
+COLOURS = ("[...document.querySelectorAll('*')].flatMap(e => { const s = getComputedStyle(e); "
+           "return [s.color, s.backgroundColor, s.borderTopColor, s.borderLeftColor]; })")
+
+
+@pytest.mark.slow
+def test_the_class_page_renders_in_a_browser_without_errors_and_reads_without_colour(graded_class):
+    """Loaded in headless Chromium: no console error or warning, no exception, no request but the page itself (its
+    pictures are inline), every picture decoded, a section per task that lost points; and every colour the page is
+    drawn in a grey, so nothing is said by colour alone."""
+    import browser
+
+    if browser.find() is None:
+        pytest.skip("no Chromium on PATH (.ci/run installs it: apt-get install chromium)")
+    with browser.Browser() as chromium:
+        page = chromium.open(graded_class / "class.html")
+        assert page.errors == []
+        assert page.requests == [(graded_class / "class.html").resolve().as_uri()]
+        images = chromium.evaluate("[...document.images].map(i => i.complete && i.naturalWidth > 0)")
+        assert all(images) and len(images) == len(re.findall("<img ", (graded_class / "class.html").read_text()))
+        headings = chromium.evaluate("[...document.querySelectorAll('h3')].map(h => h.textContent)")
+        assert [h.split()[0] for h in headings] == sorted({task for task, _ in EXPECTED.values()})
+        colours = set(chromium.evaluate(COLOURS))
+    for colour in colours:
+        r, g, b, alpha = GREY.fullmatch(colour).groups()
+        assert r == g == b or alpha == "0", f"{colour}: a colour that is not a grey"
+
+
 def test_a_name_or_message_from_a_student_is_text_in_both_formats():
     """A student folder named like markup, with a failure message holding markup: is each shown as text, in
     Markdown (every punctuation escaped) and in HTML (entities), never as a link, tag or table cell?"""
@@ -266,7 +295,7 @@ def test_a_class_of_the_whole_corpus_gets_each_planted_mistake_named_with_its_st
     start = time.monotonic()
     summary = batch.grade_all(tmp_path / "subs", tmp_path / "out", jobs=2, settings=batch.Settings(tasks=CLASS_TASKS))
     seconds = time.monotonic() - start
-    print(f"graded {len(planted) + 1} students on {len(CLASS_TASKS)} tasks in {seconds:.0f} s")
+    print(f"graded {len(planted) + 2} students on {len(CLASS_TASKS)} tasks in {seconds:.0f} s")
     assert summary.failed == 1  # the note: nothing to grade
     text = (tmp_path / "out" / "class.md").read_text()
     tensor = set(TASKS_OF_TENSOR)
@@ -281,7 +310,7 @@ def test_a_class_of_the_whole_corpus_gets_each_planted_mistake_named_with_its_st
         assert {k: sorted(v) for k, v in got.items()} == {k: sorted(v) for k, v in expected.items()}, task
     students = text.split("## " + msg.CLASS_REPORT_STUDENTS, 1)[1]
     assert re.search(r"^\| zz-no-code \| 0 \| malformed: ", students, re.M)
-    assert f"{len(planted) + 1} student(s): {len(planted)} graded, 1 not graded" in text
+    assert f"{len(planted) + 2} student(s): {len(planted) + 1} graded, 1 not graded" in text  # + the crashed one
 
 
 TASKS_OF_TENSOR = tuple(t.id for t in BY_ID.values() if t.module == "tensor")
