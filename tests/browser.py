@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -48,14 +49,22 @@ class Browser:
                  "--no-default-browser-check", "--disable-extensions", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--hide-scrollbars", "--mute-audio",
                  f"--user-data-dir={self.profile}", f"--window-size={width},{height}"]
-        command = " ".join(["exec", executable, *flags, f"3<&{to_browser}", f"4>&{from_browser}"])
-        self.process = subprocess.Popen(["sh", "-c", command], pass_fds=(to_browser, from_browser),
+        # The protocol's pipe is the browser's fds 3 (in) and 4 (out): a small Python moves them there, through
+        # fds past 9 so that neither clobbers the other, then becomes the browser.
+        launcher = ("import fcntl, os, sys; a, b = (fcntl.fcntl(int(fd), fcntl.F_DUPFD, 10) for fd in sys.argv[1:3]); "
+                    "os.dup2(a, 3); os.dup2(b, 4); os.execv(sys.argv[3], sys.argv[3:])")
+        self.process = subprocess.Popen([sys.executable, "-c", launcher, str(to_browser), str(from_browser),
+                                         executable, *flags], pass_fds=(to_browser, from_browser),
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(to_browser)
         os.close(from_browser)
         self.timeout, self._next, self._buffer, self.events = timeout, 0, b"", []
-        target = self.call("Target.createTarget", url="about:blank")["targetId"]
-        self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        try:
+            target = self.call("Target.createTarget", url="about:blank")["targetId"]
+            self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        except BaseException:
+            self.close()
+            raise
 
     def _message(self) -> dict:
         deadline = time.monotonic() + self.timeout

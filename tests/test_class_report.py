@@ -93,6 +93,9 @@ def test_the_class_page_is_one_well_formed_self_contained_document(graded_class)
         assert f"<code>{mistake}</code>" in page
 
 
+# The picture of class.html in docs/class.md: the top of the page, as the browser drew it.
+DOCS_PICTURE = DOCS_CLASS.parent / "class-report.png"
+PICTURE_WIDTH, PICTURE_HEIGHT, PICTURE_SCALE = 1000, 1500, 0.8
 GREY = re.compile(r"rgba?\((\d+), (\d+), (\d+)(?:, ([\d.]+))?\)")
 # Every colour the page's elements are drawn in: text, background, borders.
 COLOURS = ("[...document.querySelectorAll('*')].flatMap(e => { const s = getComputedStyle(e); "
@@ -111,12 +114,19 @@ def test_the_class_page_renders_in_a_browser_without_errors_and_reads_without_co
     with browser.Browser() as chromium:
         page = chromium.open(graded_class / "class.html")
         assert page.errors == []
-        assert page.requests == [(graded_class / "class.html").resolve().as_uri()]
+        assert [url for url in page.requests if not url.startswith("data:image/png;base64,")] == [
+            (graded_class / "class.html").resolve().as_uri()]
         images = chromium.evaluate("[...document.images].map(i => i.complete && i.naturalWidth > 0)")
         assert all(images) and len(images) == len(re.findall("<img ", (graded_class / "class.html").read_text()))
         headings = chromium.evaluate("[...document.querySelectorAll('h3')].map(h => h.textContent)")
         assert [h.split()[0] for h in headings] == sorted({task for task, _ in EXPECTED.values()})
         colours = set(chromium.evaluate(COLOURS))
+        picture = chromium.screenshot(PICTURE_WIDTH, min(PICTURE_HEIGHT, chromium.evaluate(
+            "document.documentElement.scrollHeight")), scale=PICTURE_SCALE)
+    if os.environ.get("AUTOGRAD_LAB_UPDATE_SNAPSHOTS") == "1":
+        DOCS_PICTURE.write_bytes(picture)
+    assert DOCS_PICTURE.is_file() and DOCS_PICTURE.stat().st_size < 300_000, \
+        "write docs/class-report.png: AUTOGRAD_LAB_UPDATE_SNAPSHOTS=1 pytest tests/test_class_report.py -k browser"
     for colour in colours:
         r, g, b, alpha = GREY.fullmatch(colour).groups()
         assert r == g == b or alpha == "0", f"{colour}: a colour that is not a grey"
