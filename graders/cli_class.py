@@ -109,7 +109,8 @@ def add_commands(sub) -> None:
                        description="Grade every folder laid out like exercises/ (or .zip of one) in SUBMISSIONS_DIR "
                                    "with a pool of judge processes. Writes OUT_DIR/<student>/results.json (and "
                                    "scorecard.md, loss.png) and OUT_DIR/grades.csv as each student finishes; a "
-                                   "second run skips the submissions that have not changed. Exit status: 0 when "
+                                   "second run skips the submissions that have not changed; `autograd-lab export` "
+                                   "then writes the totals for Canvas or Moodle. Exit status: 0 when "
                                    "every submission has its row (whatever its status), 2 for arguments that "
                                    "cannot work.")
     a.add_argument("submissions", type=Path, metavar="SUBMISSIONS_DIR",
