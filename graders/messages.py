@@ -800,6 +800,8 @@ LMS_ROSTER_CANVAS = ("{path}: no column {lacking} in its header; expected Canvas
 LMS_ROSTER_CELLS = "{path}, line {line}: {cells} cells, expected {columns} as in the header"
 LMS_ROSTER_TWICE = "{path}, line {line}: {name!r} in column {column!r} is on line {first} too"
 LMS_ROSTER_LINE = "(the roster's line {line}, no name)"
+LMS_CASE_TWICE = ("the submissions {first!r} and {second!r} differ only in case or spaces, and the roster's names "
+                  "are matched without them: rename one folder")
 LMS_NO_COLUMN = "{path}: no column {column!r}; its columns are {header}"
 LMS_MOODLE_ID = ("{path}: none of {columns}, the columns Moodle's import identifies a user by; its columns are "
                  "{header} (name one with --id)")

@@ -137,6 +137,16 @@ def test_a_roster_not_in_utf8_or_without_the_columns_asked_for_is_refused(out, c
     assert "no grades.csv" in capsys.readouterr().err
 
 
+def test_two_folders_one_roster_name_cannot_tell_apart_are_refused(out, capsys):
+    """Folders "ada" and "ADA ": the roster's ada would match either; is the export refused, naming both?"""
+    task_ids, records = gradebook.load_class(out)
+    records.append(Record("ADA ", "graded", 1.0, {}, 1.0))
+    gradebook.write_csv(out / gradebook.CSV_NAME, records, task_ids)
+    assert main(["export", str(out), "--lms", "moodle", "--roster", str(SAMPLES / "moodle_roster.csv"),
+                 "--match", "GitHub"]) == 2
+    assert "'ADA ' and 'ada' differ only in case" in capsys.readouterr().err
+
+
 def test_points_are_plain_decimals():
     """97.5, 100, 1/3 and a million: never an exponent, at most two places, a dot."""
     assert [lms._points(v) for v in (97.5, 100.0, 1 / 3, 1e6, 0.0)] == ["97.5", "100", "0.33", "1000000", "0"]

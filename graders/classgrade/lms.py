@@ -141,7 +141,11 @@ def match(roster: Roster, records: list[Record], column: str) -> tuple[list[Pair
     a missing match column, or a name found on two roster lines."""
     if column not in roster.header:
         raise ValueError(msg.LMS_NO_COLUMN.format(path=roster.path, column=column, header=", ".join(roster.header)))
-    by_name = {_key(r.student): r for r in records}
+    by_name: dict[str, Record] = {}
+    for record in records:
+        other = by_name.setdefault(_key(record.student), record)
+        if other is not record:  # folders "Ada" and "ada": the roster's "ada" cannot tell them apart
+            raise ValueError(msg.LMS_CASE_TWICE.format(first=safe(other.student), second=safe(record.student)))
     seen: dict[str, int] = {}
     pairs = []
     for line, cells in roster.rows:
