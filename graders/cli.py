@@ -94,8 +94,8 @@ def _nbgrader_report(args) -> int:
 
 
 # The order of the commands in --help: the instructors' first, the maintainers' build-exercises last.
-ORDER = ("grade", "grade-all", "merge", "nbgrader", "nbgrader-report", "release", "gradescope", "examples", "doctor",
-         "build-exercises")
+ORDER = ("grade", "grade-all", "merge", "export", "nbgrader", "nbgrader-report", "release", "gradescope", "examples",
+         "doctor", "build-exercises")
 
 
 def parser() -> argparse.ArgumentParser:

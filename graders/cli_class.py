@@ -53,6 +53,20 @@ def _merge(args) -> int:
     return 0
 
 
+def _export(args) -> int:
+    from graders.classgrade import lms
+
+    try:
+        path, result = lms.write(args.out_dir, args.lms, args.roster, column=args.column, match_column=args.match,
+                                 id_column=args.id, missing=args.missing, adjustments=args.adjustments, to=args.to)
+    except (ValueError, OSError) as error:
+        return _fail("export", error)
+    for note in lms.notes(result, args.missing):
+        print(note, file=sys.stderr)
+    print(msg.LMS_DONE.format(rows=result.rows, lms=args.lms, path=path))
+    return 0
+
+
 def _examples(args) -> int:
     from graders.course import release
 
@@ -95,7 +109,8 @@ def add_commands(sub) -> None:
                        description="Grade every folder laid out like exercises/ (or .zip of one) in SUBMISSIONS_DIR "
                                    "with a pool of judge processes. Writes OUT_DIR/<student>/results.json (and "
                                    "scorecard.md, loss.png) and OUT_DIR/grades.csv as each student finishes; a "
-                                   "second run skips the submissions that have not changed. Exit status: 0 when "
+                                   "second run skips the submissions that have not changed; `autograd-lab export` "
+                                   "then writes the totals for Canvas or Moodle. Exit status: 0 when "
                                    "every submission has its row (whatever its status), 2 for arguments that "
                                    "cannot work.")
     a.add_argument("submissions", type=Path, metavar="SUBMISSIONS_DIR",
@@ -119,6 +134,35 @@ def add_commands(sub) -> None:
     m.add_argument("--adjustments", type=Path, metavar="CSV",
                    help="the instructor's adjustments, applied to the merged class (default: MERGED/adjustments.csv)")
     m.set_defaults(run=_merge)
+
+    x = sub.add_parser("export", help="write the class's totals as a Canvas or Moodle gradebook import file",
+                       description="Write the totals of the gradebook in OUT_DIR (grade-all's or merge's), adjusted as "
+                                   "grades.csv's are, as the CSV file Canvas's or Moodle's gradebook imports. The "
+                                   "students are matched through the roster the LMS exports: --match names its "
+                                   "column holding the submissions' folder names (add one if the LMS has none). "
+                                   "Students on one side only are named on stderr, never dropped silently.")
+    x.add_argument("out_dir", type=Path, metavar="OUT_DIR", help="the gradebook: grade-all's or merge's --out")
+    x.add_argument("--lms", choices=("canvas", "moodle"), required=True,
+                   help="canvas: Grades > Import takes the file; moodle: Grade administration > Import > CSV file")
+    x.add_argument("--roster", type=Path, required=True, metavar="CSV",
+                   help="the LMS's own export of the class (Canvas: Grades > Export; Moodle: Export > Plain text "
+                        "file), UTF-8")
+    x.add_argument("--match", required=True, metavar="COLUMN",
+                   help='the roster column holding the folder names, e.g. "SIS Login ID", "Username", or a '
+                        '"GitHub" column you added; matched ignoring case')
+    x.add_argument("--column", default="autograd-lab", metavar="NAME",
+                   help="the assignment (Canvas) or grade item (Moodle) column; a Canvas roster's \"NAME (id)\" "
+                        "column is used where it has one (default: %(default)s)")
+    x.add_argument("--id", metavar="COLUMN",
+                   help="moodle: the roster column Moodle identifies a user by (default: the first of Email "
+                        "address, ID number, Username it has)")
+    x.add_argument("--missing", choices=("skip", "zero"), default="skip",
+                   help="a roster student with no submission: left out (the LMS keeps what it has) or given 0 "
+                        "(default: %(default)s)")
+    x.add_argument("--adjustments", type=Path, metavar="CSV",
+                   help="the instructor's adjustments (default: OUT_DIR/adjustments.csv)")
+    x.add_argument("--to", type=Path, metavar="FILE", help="where the file goes (default: OUT_DIR/<lms>-import.csv)")
+    x.set_defaults(run=_export)
 
     e = sub.add_parser("examples", help="write ready examples for grading a class on a cluster",
                        description="Write a GitHub Actions matrix workflow, a Slurm array job and a Kubernetes "

@@ -252,7 +252,10 @@ RAISED_KEY_ID = "{error} on a key that is an id() (an object's memory address: t
 HINT_ENGINE_KEY_ERROR = ("a node's gradient was looked up before any was stored for it: walk the nodes in reverse "
                          "topological order (the output first, each node only after every node that uses it)")
 # The hint of an exception that names its mistake: (task id prefix, exception class) -> hint.
-HINTS_FOR_RAISED = {("2.", "KeyError"): HINT_ENGINE_KEY_ERROR}
+HINT_AXIS_FORMS = ("axis may be None, an int (negative too) or a tuple of ints, as in numpy and torch: count what "
+                   "was reduced as x.size // out.size, and let the given _keep_reduced_axes put the axes back, rather "
+                   "than indexing shape[axis]")
+HINTS_FOR_RAISED = {("2.", "KeyError"): HINT_ENGINE_KEY_ERROR, ("1.7", "TypeError"): HINT_AXIS_FORMS}
 HINT_OP_MISTAKES = {
     "forgets_g": ("the local derivative alone: the chain rule multiplies it by g, the gradient arriving from the "
                   "output"),
@@ -813,6 +816,27 @@ ADJUST_STUDENT = "{path}, line {line}: no student {student!r} in this class (the
 ADJUST_TASK = "{path}, line {line}: got task {task!r}, expected one of {tasks} or total"
 ADJUST_POINTS = "{path}, line {line}: got points {points!r}, expected +N or -N (added) or =N (set), e.g. +1.5"
 ADJUST_REASON = "{path}, line {line}: the reason is empty; say why (a regrade, an excused task, a late penalty)"
+LMS_ROSTER_ENCODING = "{path}, line {line}: not UTF-8 text; save the roster as CSV UTF-8 (the LMS's own export is)"
+LMS_ROSTER_EMPTY = "{path}: no header row; expected the roster the LMS exports (a CSV, its first row the columns)"
+LMS_ROSTER_REPEATED = "{path}: the header names {columns} more than once"
+LMS_ROSTER_CANVAS = ("{path}: no column {lacking} in its header; expected Canvas's gradebook export, whose first "
+                     "columns are {columns}")
+LMS_ROSTER_CELLS = "{path}, line {line}: {cells} cells, expected {columns} as in the header"
+LMS_ROSTER_TWICE = "{path}, line {line}: {name!r} in column {column!r} is on line {first} too"
+LMS_ROSTER_LINE = "(the roster's line {line}, no name)"
+LMS_CASE_TWICE = ("the submissions {first!r} and {second!r} differ only in case or spaces, and the roster's names "
+                  "are matched without them: rename one folder")
+LMS_NO_COLUMN = "{path}: no column {column!r}; its columns are {header}"
+LMS_MOODLE_ID = ("{path}: none of {columns}, the columns Moodle's import identifies a user by; its columns are "
+                 "{header} (name one with --id)")
+LMS_ROSTER_MISSING = "{path}: no such roster file"
+LMS_NOT_ON_ROSTER = ("{count} graded student(s) not on the roster, left out of the import file (add their names to "
+                     "the --match column): {names}")
+LMS_NO_SUBMISSION = ("{count} roster student(s) with no submission, left out of the import file (the LMS keeps what "
+                     "it has; --missing zero gives them 0): {names}")
+LMS_NO_SUBMISSION_ZERO = "{count} roster student(s) with no submission, given 0 in the import file: {names}"
+LMS_NOT_GRADED = "{count} student(s) not graded, exported with the total grades.csv shows: {names}"
+LMS_DONE = "export: {rows} student(s) for {lms}\nwrote {path}"
 SCORECARD_ADJUSTED_TITLE = "### Adjusted by your instructor"
 SCORECARD_ADJUSTED_TOTAL = "Your total after these adjustments: {total:g}."
 CLASS_REPORT_TITLE = "# autograd-lab: the class"

@@ -8,15 +8,20 @@ must be one self-contained, well-formed HTML document.
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import time
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from corpus import BY_NAME, make_submission
+from corpus import BY_NAME, WRONG, make_submission
 
+from graders import messages as msg
 from graders.classgrade import batch, report
 from graders.classgrade.gradebook import Record
+from graders.paths import SOLUTIONS
 from graders.results import mistakes
 from graders.tasks import BY_ID
 
@@ -88,6 +93,45 @@ def test_the_class_page_is_one_well_formed_self_contained_document(graded_class)
         assert f"<code>{mistake}</code>" in page
 
 
+# The picture of class.html in docs/class.md: the top of the page, as the browser drew it.
+DOCS_PICTURE = DOCS_CLASS.parent / "class-report.png"
+PICTURE_WIDTH, PICTURE_HEIGHT, PICTURE_SCALE = 1000, 1500, 0.8
+GREY = re.compile(r"rgba?\((\d+), (\d+), (\d+)(?:, ([\d.]+))?\)")
+# Every colour the page's elements are drawn in: text, background, borders.
+COLOURS = ("[...document.querySelectorAll('*')].flatMap(e => { const s = getComputedStyle(e); "
+           "return [s.color, s.backgroundColor, s.borderTopColor, s.borderLeftColor]; })")
+
+
+@pytest.mark.slow
+def test_the_class_page_renders_in_a_browser_without_errors_and_reads_without_colour(graded_class):
+    """Loaded in headless Chromium: no console error or warning, no exception, no request but the page itself (its
+    pictures are inline), every picture decoded, a section per task that lost points; and every colour the page is
+    drawn in a grey, so nothing is said by colour alone."""
+    import browser
+
+    if browser.find() is None:
+        pytest.skip("no Chromium on PATH (.ci/run installs it: apt-get install chromium)")
+    with browser.Browser() as chromium:
+        page = chromium.open(graded_class / "class.html")
+        assert page.errors == []
+        assert [url for url in page.requests if not url.startswith("data:image/png;base64,")] == [
+            (graded_class / "class.html").resolve().as_uri()]
+        images = chromium.evaluate("[...document.images].map(i => i.complete && i.naturalWidth > 0)")
+        assert all(images) and len(images) == len(re.findall("<img ", (graded_class / "class.html").read_text()))
+        headings = chromium.evaluate("[...document.querySelectorAll('h3')].map(h => h.textContent)")
+        assert [h.split()[0] for h in headings] == sorted({task for task, _ in EXPECTED.values()})
+        colours = set(chromium.evaluate(COLOURS))
+        picture = chromium.screenshot(PICTURE_WIDTH, min(PICTURE_HEIGHT, chromium.evaluate(
+            "document.documentElement.scrollHeight")), scale=PICTURE_SCALE)
+    if os.environ.get("AUTOGRAD_LAB_UPDATE_SNAPSHOTS") == "1":
+        DOCS_PICTURE.write_bytes(picture)
+    assert DOCS_PICTURE.is_file() and DOCS_PICTURE.stat().st_size < 300_000, \
+        "write docs/class-report.png: AUTOGRAD_LAB_UPDATE_SNAPSHOTS=1 pytest tests/test_class_report.py -k browser"
+    for colour in colours:
+        r, g, b, alpha = GREY.fullmatch(colour).groups()
+        assert r == g == b or alpha == "0", f"{colour}: a colour that is not a grey"
+
+
 def test_a_name_or_message_from_a_student_is_text_in_both_formats():
     """A student folder named like markup, with a failure message holding markup: is each shown as text, in
     Markdown (every punctuation escaped) and in HTML (entities), never as a link, tag or table cell?"""
@@ -107,8 +151,6 @@ def test_a_name_or_message_from_a_student_is_text_in_both_formats():
 def test_a_message_is_read_back_by_the_templates_that_made_it():
     """Does the reader find the rung and the named mistake of a message made of a head and a hint template, and
     report an unknown message as "other" with no mistake?"""
-    from graders import messages as msg
-
     text = msg.lines(msg.WRONG_VALUE_HEAD.format(what="grad of x", task="1.4", title="backward of @"),
                      msg.HINT.format(hint=msg.HINT_SHAPE_REVERSED))
     reading = mistakes.read(text)
@@ -162,3 +204,123 @@ def test_the_docs_list_every_named_mistake():
         text = page.read_text()
         found = MISTAKES_BLOCK.search(text)
     assert found[2] == mistakes_table()
+
+
+# ----- the whole corpus as one class -----
+
+SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
+CLASS_TABLE = SNAPSHOTS / "class_mistakes.tsv"
+CORRECT = Path(__file__).resolve().parent / "corpus_correct"
+UNRECOGNISED = "unrecognised"
+TABLE_HEAD = ("# What the class report must name for each task a corpus entry (tests/corpus.py) loses: the mistake\n"
+              "# id its pinned message (tests/snapshots/<entry>__<task>.txt) holds, or unrecognised. Rewrite with\n"
+              "# AUTOGRAD_LAB_UPDATE_SNAPSHOTS=1 pytest tests/test_class_report.py -k table, then review the diff.\n")
+
+
+def class_table() -> str:
+    """The table read from the pinned messages: one line per (entry, task it loses), tab-separated."""
+    lines = [TABLE_HEAD.rstrip("\n"), "entry\ttask\tmistake"]
+    for entry in WRONG:
+        for task in entry.loses:
+            reading = mistakes.read((SNAPSHOTS / f"{entry.name}__{task}.txt").read_text())
+            lines.append(f"{entry.name}\t{task}\t{reading.mistake or UNRECOGNISED}")
+    return "\n".join(lines) + "\n"
+
+
+def read_class_table() -> dict[tuple[str, str], str]:
+    """(entry, task) -> the mistake id, or UNRECOGNISED, from the checked-in table."""
+    rows = [line.split("\t") for line in CLASS_TABLE.read_text().splitlines() if line and not line.startswith("#")]
+    return {(entry, task): mistake for entry, task, mistake in rows[1:]}
+
+
+def test_the_class_table_is_what_each_entrys_pinned_message_names():
+    """Does tests/snapshots/class_mistakes.tsv hold, for every task every corpus entry loses, the mistake its pinned
+    message names? (It is what the whole-corpus class test expects the report to say; rewrite it with
+    AUTOGRAD_LAB_UPDATE_SNAPSHOTS=1 when an entry or a message changes, and review the diff.)"""
+    if os.environ.get("AUTOGRAD_LAB_UPDATE_SNAPSHOTS") == "1":
+        CLASS_TABLE.write_text(class_table())
+    assert CLASS_TABLE.read_text() == class_table()
+    assert len(read_class_table()) == sum(len(e.loses) for e in WRONG)
+
+
+# Entries handed in by two students each, so that a count above one is checked.
+TWICE = ("mean_forgets_to_divide", "no_grad_without_finally", "engine_breadth_first")
+# The tasks graded: every task some entry loses. 5.4 is left out: it runs the student's own engine, so a tensor.py
+# that cannot be imported loses it too, a consequence no entry pins.
+CLASS_TASKS = tuple(dict.fromkeys(t for t in BY_ID if any(t in e.loses for e in WRONG)))
+CRASHED = "zz-crashed"
+
+
+def student_of(entry: str, copy: int = 1) -> str:
+    """The folder name of a student who made ``entry`` (dashes: nothing Markdown escapes)."""
+    return entry.replace("_", "-") + ("" if copy == 1 else f"-{copy}")
+
+
+def planted_class(subs: Path) -> dict[str, str | None]:
+    """The class in ``subs``: student -> the entry they made (None: a correct style). Besides them, a student who
+    handed in only a note (nothing to grade) and one whose tensor.py ends its process at import."""
+    planted: dict[str, str | None] = {}
+    for style in sorted(p for p in CORRECT.iterdir() if (p / "STYLE.txt").is_file())[:3]:
+        folder = subs / f"style-{style.name.replace('_', '-')}"
+        folder.mkdir(parents=True)
+        for path in [*SOLUTIONS.glob("*.py"), *style.glob("*.py")]:
+            shutil.copy(path, folder / path.name)
+        planted[folder.name] = None
+    for entry in WRONG:
+        for copy in range(1, 3 if entry.name in TWICE else 2):
+            make_submission(subs, student_of(entry.name, copy), [entry])
+            planted[student_of(entry.name, copy)] = entry.name
+    (subs / "zz-no-code").mkdir()
+    (subs / "zz-no-code" / "notes.txt").write_text("I did not get to it\n")
+    future = "from __future__ import annotations\n"
+    make_submission(subs, CRASHED, [("tensor.py", future, future + "import os; os._exit(3)\n")])
+    return planted
+
+
+ITEM = re.compile(r"^- \*\*(\d+)\*\* (?:`([^`]+)`|" + re.escape(msg.CLASS_REPORT_UNRECOGNISED) +
+                  r"): .*\n  \((.*)\)$", re.M)
+
+
+def named(text: str, task: str) -> dict[str, list[str]]:
+    """What class.md names under ``task``: mistake id (or UNRECOGNISED) -> the students, over all its lines."""
+    found: dict[str, list[str]] = {}
+    if f"\n### {task} " not in text:
+        return found
+    section = text.split(f"\n### {task} ", 1)[1].split("\n### ", 1)[0].split("\n## ", 1)[0]
+    for count, mistake, names in ITEM.findall(section):
+        students = names.split(", ")
+        assert len(students) == int(count), f"{task}: {count} students counted, {len(students)} named"
+        found.setdefault(mistake or UNRECOGNISED, []).extend(students)
+    return found
+
+
+@pytest.mark.long
+def test_a_class_of_the_whole_corpus_gets_each_planted_mistake_named_with_its_students(tmp_path):
+    """Three correct styles, every known-wrong entry (three of them by two students), a student with nothing to
+    grade and one whose code ends its process, graded by grade-all --jobs 2: does class.md name, under each task,
+    each mistake of tests/snapshots/class_mistakes.tsv with exactly the students who made it (and the unrecognised
+    ones under "no named mistake"), and nothing else; and list the student with nothing to grade as not graded?"""
+    planted = planted_class(tmp_path / "subs")
+    table = read_class_table()
+    start = time.monotonic()
+    summary = batch.grade_all(tmp_path / "subs", tmp_path / "out", jobs=2, settings=batch.Settings(tasks=CLASS_TASKS))
+    seconds = time.monotonic() - start
+    print(f"graded {len(planted) + 2} students on {len(CLASS_TASKS)} tasks in {seconds:.0f} s")
+    assert summary.failed == 1  # the note: nothing to grade
+    text = (tmp_path / "out" / "class.md").read_text()
+    tensor = set(TASKS_OF_TENSOR)
+    for task in CLASS_TASKS:
+        expected: dict[str, list[str]] = {}
+        for student, entry in planted.items():
+            if entry is not None and (entry, task) in table:
+                expected.setdefault(table[entry, task], []).append(student)
+        if task in tensor:  # the crashed student loses every task of tensor.py, with no named mistake
+            expected.setdefault(UNRECOGNISED, []).append(CRASHED)
+        got = named(text, task)
+        assert {k: sorted(v) for k, v in got.items()} == {k: sorted(v) for k, v in expected.items()}, task
+    students = text.split("## " + msg.CLASS_REPORT_STUDENTS, 1)[1]
+    assert re.search(r"^\| zz-no-code \| 0 \| malformed: ", students, re.M)
+    assert f"{len(planted) + 2} student(s): {len(planted) + 1} graded, 1 not graded" in text  # + the crashed one
+
+
+TASKS_OF_TENSOR = tuple(t.id for t in BY_ID.values() if t.module == "tensor")

@@ -124,6 +124,18 @@ def read_csv(path: Path) -> tuple[tuple[str, ...], list[Record]]:
     return task_ids, records
 
 
+def load_class(folder: Path) -> tuple[tuple[str, ...], list[Record]]:
+    """The task ids and records of the gradebook grade-all wrote to ``folder``: each row of grades.csv, as the judge
+    gave it where the student's grading.json kept it (grades.csv shows the adjustments of its run, which a reader
+    applies again from the class's file: graders.classgrade.adjustments)."""
+    task_ids, rows = read_csv(Path(folder) / CSV_NAME)
+    records = []
+    for row in rows:
+        record = load_record(Path(folder) / row.student) if (Path(folder) / row.student).is_dir() else None
+        records.append(record if record is not None and record.student == row.student else row)
+    return task_ids, records
+
+
 def task_ids_of(selected: tuple[str, ...] | None) -> tuple[str, ...]:
     """The task columns, in the task table's order."""
     return tuple(t.id for t in TASKS if selected is None or t.id in selected)
@@ -145,17 +157,13 @@ def merge(folders: list[Path], out: Path, prepare=None) -> tuple[tuple[str, ...]
         path = folder / CSV_NAME
         if not path.is_file():
             raise ValueError(msg.MERGE_NO_CSV.format(folder=folder))
-        ids, rows = read_csv(path)
+        ids, rows = load_class(folder)
         if task_ids is None:
             task_ids, first = ids, path
         elif ids != task_ids:
             raise ValueError(msg.MERGE_COLUMNS.format(path=path, got=", ".join(ids), first=first,
                                                       expected=", ".join(task_ids)))
-        for row in rows:
-            # the judge's record where the shard kept it: grades.csv may show the shard's adjustments, which
-            # the merged class applies again from its own file (graders.classgrade.adjustments)
-            record = load_record(folder / row.student) if (folder / row.student).is_dir() else None
-            record = record if record is not None and record.student == row.student else row
+        for record in rows:
             if record.student in seen:
                 raise ValueError(msg.MERGE_DUPLICATE.format(student=record.student, first=seen[record.student],
                                                             second=folder))

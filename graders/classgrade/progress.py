@@ -43,8 +43,10 @@ def _duration(seconds: float) -> str:
         f"{seconds // 60}m{seconds % 60:02d}s"
 
 
-def terminal_progress(stream=sys.stderr) -> Callable[[str, bool], None]:
-    """Progress lines for ``stream``: rewritten in place on a terminal, one per line in a log."""
+def terminal_progress(stream=None) -> Callable[[str, bool], None]:
+    """Progress lines for ``stream`` (sys.stderr as it is at the call, not at import: a test may have replaced it
+    since): rewritten in place on a terminal, one per line in a log."""
+    stream = sys.stderr if stream is None else stream
     interactive = stream.isatty()
 
     def emit(line: str, final: bool) -> None:
