@@ -581,6 +581,9 @@ HINT_CKPT_EPOCH_INT = ("np.load gives back every value as an array, a 0-d one fo
 CKPT_UNPICKLED = ("Task {task} ({title}): resuming from a checkpoint whose arrays were pickled objects ran the "
                   "code in those pickles (it killed the process that loaded them).\n"
                   "  hint: a checkpoint is data: np.load(path, allow_pickle=False), so a crafted file cannot run code")
+HINT_CKPT_EPOCH_BEHIND = ("the checkpoint written after {first} epochs says epoch = {saved}: save the number of "
+                          "epochs finished (epoch + 1 in a loop over range(done, epochs)), or the resumed run "
+                          "repeats the last one")
 HINT_CKPT_SAVED_EARLY = ("the checkpoint written after {first} epochs holds {keys} of {count} epoch(s): it was saved "
                          "before the epoch's losses were all appended. Save at the end of the epoch, after "
                          "train_loss and val_loss")

@@ -498,6 +498,10 @@ TRAIN = (
             history["val_loss"].append(evaluate(model, val_loader, loss_fn))
 """, ("5.5",), "saves after train_epoch but before evaluate's loss is appended: every checkpoint holds one val_loss "
            "too few, so a resumed history is one short (a student trial's mistake)"),
+    _train("fit_saves_the_epoch_index", "_save_checkpoint(checkpoint, model, optimizer, epoch + 1, history)",
+           "_save_checkpoint(checkpoint, model, optimizer, epoch, history)", ("5.5",),
+           "saves the epoch's index, not the count of epochs finished: a resumed run repeats the last epoch and its "
+           "history is one too long (a student trial's mistake)"),
     _train("fit_saves_only_at_the_end", """\
         if checkpoint is not None:
             _save_checkpoint(checkpoint, model, optimizer, epoch + 1, history)

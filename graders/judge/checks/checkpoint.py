@@ -209,8 +209,12 @@ def _length(history: dict) -> int | None:
 
 
 def history_hint(saved: Saved, first: int) -> str:
-    """The hint for a resumed history that is wrong: where the file the judge read after ``first`` epochs holds a
-    loss list one short of that, the save came before the epoch's last append (val_loss after train_loss)."""
+    """The hint for a resumed history that is wrong: where the file the judge read after ``first`` epochs counts one
+    epoch fewer, the saved count is the epoch's index (the resume repeats an epoch); where it holds a loss list one
+    short, the save came before the epoch's last append (val_loss after train_loss)."""
+    count = saved.arrays.get("epoch")
+    if count is not None and count.size == 1 and count.dtype.kind in "iuf" and float(count.reshape(())) == first - 1:
+        return msg.HINT_CKPT_EPOCH_BEHIND.format(first=first, saved=first - 1)
     lengths = {key: np.size(saved.arrays[key]) for key in ("train_loss", "val_loss") if key in saved.arrays}
     short = sorted(key for key, length in lengths.items() if length == first - 1)
     if short:
