@@ -343,6 +343,11 @@ TORCH_MISTAKES = {
         ("            loss.backward()\n            optimizer.step()\n",
          "            optimizer.step()\n            loss.backward()\n"),
         msg.HINT.format(hint=msg.HINT_TORCH_NEVER_STEPPED)),
+    "average the train losses over the examples": (
+        ('            losses.append(loss.item())\n        history["train_loss"].append(sum(losses) / len(losses))\n',
+         '            losses.append((loss.item() * len(xb), len(xb)))\n'
+         '        history["train_loss"].append(sum(s for s, _ in losses) / sum(n for _, n in losses))\n'),
+        'history["train_loss"]'),
     "sum the validation losses": (
         ('            history["val_loss"].append(sum(val) / len(val))',
          '            history["val_loss"].append(sum(val))'),

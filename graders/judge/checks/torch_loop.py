@@ -29,10 +29,11 @@ TRAINING_SHIFT, GRAD_SHIFT = 0.125, 0.25
 @dataclass(frozen=True)
 class TorchSetup:
     """Task 6's run, which both sides build: a one-hidden-layer MLP on the lesson's sine data, its batches, SGD with
-    momentum and the number of epochs. Three validation batches, so a mean taken the wrong way shows."""
+    momentum and the number of epochs. Three batches a loader, the last one smaller (16, 16, 12), so a mean taken
+    the wrong way shows: over the examples, or over one batch."""
     hidden: int = 16
-    n: int = 48
-    n_val: int = 48  # three validation batches: one would hide how their losses are averaged
+    n: int = 44  # a last batch of 12: with equal batches the mean of the batch losses is the examples' mean too
+    n_val: int = 44  # three validation batches: one would hide how their losses are averaged
     batch_size: int = 16
     lr: float = 0.05
     momentum: float = 0.9
