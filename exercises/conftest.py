@@ -14,6 +14,7 @@ A task waiting on a stub is one failure: its other tests that run into a stub ar
 
 import importlib.util
 import re
+from pathlib import Path
 
 import pytest
 
@@ -83,6 +84,18 @@ def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: LAST.index(item.path.name) + 1 if item.path.name in LAST else 0)  # stable
 
 
+KEY_OF_ID = ("KeyError: {key} at {where}. The key is id() of a node (a memory address): that node's gradient was "
+             "looked up before any was stored for it. Walk the nodes in reverse topological order (the output "
+             "first, each node only after every node that uses it), and only the nodes a gradient reaches (a "
+             "constant, which does not require grad, gets none).")
+
+
+def key_of_id(error: KeyError) -> str | None:
+    """The key of a KeyError when it is an id() (a number of nine or more digits), else None."""
+    key = str(error.args[0]) if error.args else ""
+    return key if re.fullmatch(r"\d{9,}", key) else None
+
+
 _REPORTED: set = set()  # the tasks already reported as running into a stub in this run
 
 
@@ -95,6 +108,10 @@ def pytest_runtest_makereport(item, call):
     error = call.excinfo
     if report.failed and error is not None and error.errisinstance((ImportError, SyntaxError)):
         report.longrepr = import_error_line(str(report.longrepr)) or report.longrepr
+    elif report.failed and error is not None and error.errisinstance(KeyError) and key_of_id(error.value):
+        entry = error.traceback[-1]
+        report.longrepr = KEY_OF_ID.format(key=key_of_id(error.value), where=f"{Path(entry.path).name}:"
+                                                                             f"{entry.lineno + 1}")
     elif (report.failed and error is not None and error.errisinstance(NotImplementedError)
             and STUB.match(str(error.value))):
         task = task_of(item)

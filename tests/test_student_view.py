@@ -101,3 +101,21 @@ def test_the_readmes_example_of_a_task_not_started_is_what_pytest_prints(readme)
     output, _ = run_pytest(paths.REPO, "-m", "task1_4", "-p", "no:cacheprovider")
     shown = example.group(1).strip()
     assert shown in output, f"{readme} shows:\n{shown}\n\npytest prints:\n{output}"
+
+
+@pytest.mark.slow
+def test_an_engine_that_looks_up_a_gradient_never_stored_is_told_what_the_key_is(tmp_path):
+    """An engine whose walk reaches a node before any gradient for it was stored raises a KeyError whose key is an
+    id(), a memory address: is it one line naming the key, the student's line and the order to walk, with no
+    traceback?"""
+    modules = {module.name: module.read_text() for module in paths.SOLUTIONS.glob("*.py")}
+    walk = "for node in _reverse_topological_order(self):"
+    assert modules["tensor.py"].count(walk) == 1
+    modules["tensor.py"] = modules["tensor.py"].replace(walk, "for node in _reverse_topological_order(self)[::-1]:")
+    lay_out_as_student(tmp_path, modules)
+    output, counts = run_pytest(tmp_path, "-m", "task2_2")
+    assert counts.get("failed", 0) >= 1, f"counts {counts}:\n{output}"
+    line = next(line for line in output.splitlines() if line.startswith("KeyError: "))
+    assert re.fullmatch(r"KeyError: \d{9,} at tensor\.py:\d+\. The key is id\(\) of a node .* reverse topological "
+                        r"order .*", line), line
+    assert "Traceback" not in output and "\nE   " not in output, output

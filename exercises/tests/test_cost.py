@@ -21,6 +21,7 @@ from ._helpers import gradients
 # Times numpy's own op that each task's rule may take, as in the graded run.
 LIMITS = {"1.1": 50, "1.2": 200, "1.3": 200, "1.4": 100, "1.5": 70, "1.6": 45, "1.7": 80, "1.8": 60}
 ROUNDS, CALLS = 5, 5
+ATTEMPTS = 3  # timings of a rule over its limit before it fails, as the graded run's cost rung retries
 _RNG = np.random.default_rng(0)
 BIG = np.round(_RNG.uniform(-1.0, 1.0, (300, 300)), 2)
 SQUARE = _RNG.standard_normal((160, 160))
@@ -41,14 +42,24 @@ def _seconds(call, rounds: int = ROUNDS) -> list[float]:
 
 
 def assert_cheap(task: str, what: str, rule, numpy_op, shapes: str) -> None:
-    """Fail with one line unless ``rule`` costs at most LIMITS[task] x ``numpy_op``."""
+    """Fail with one line unless ``rule`` costs at most LIMITS[task] x ``numpy_op``. A rule over the limit is
+    timed again, with numpy's op, up to ATTEMPTS times in all, and its best ratio counts, as in the graded run:
+    a machine busy for a moment slows one timing, while a slow rule is slow every time."""
     rule()  # once first: a stub's NotImplementedError, or a wrong shape, is said before any timing
-    base = max(float(np.median(_seconds(numpy_op))), 1e-6)
-    spent = min(_seconds(rule, rounds=3))
-    if spent > LIMITS[task] * base:
-        pytest.fail(f"{what} on {shapes} took {spent / base:.0f} times numpy's own op on the same inputs "
-                    f"({spent / CALLS * 1e3:.2f} ms a call against {base / CALLS * 1e3:.3f} ms); the graded run "
-                    f"allows {LIMITS[task]} times: {ADVICE}", pytrace=False)
+    best = None
+    for _ in range(ATTEMPTS):
+        base = max(float(np.median(_seconds(numpy_op))), 1e-6)
+        spent = min(_seconds(rule, rounds=3))
+        if best is None or spent / base < best[0] / best[1]:
+            best = spent, base
+        if spent <= LIMITS[task] * base:
+            return
+    spent, base = best
+    pytest.fail(f"{what} on {shapes} took {spent / base:.0f} times numpy's own op on the same inputs, at best of "
+                f"{ATTEMPTS} timings ({spent / CALLS * 1e3:.2f} ms a call against {base / CALLS * 1e3:.3f} ms); "
+                f"the graded run allows {LIMITS[task]} times: {ADVICE}. (A machine busy with other work slows "
+                "every timing: if your rule has no such loop, run the test again on a quieter machine.)",
+                pytrace=False)
 
 
 def leaf(values) -> Tensor:

@@ -156,6 +156,20 @@ def test_backward_on_a_tensor_without_grad_raises_runtime_error():
 
 
 @pytest.mark.task2_2
+def test_a_gradient_that_reaches_a_node_by_two_paths_is_summed_into_a_new_array():
+    """For w = 1 * x and y = w + w + w, is x.grad = 3? The rule of + hands the same g to both its inputs, so a
+    sum written into a stored gradient (grads[k] += g) changes the other input's gradient too."""
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    w = scale(x, 1.0)
+    total(add(add(w, w), w)).backward()
+    if x.grad is not None and np.allclose(x.grad, 4.0):
+        pytest.fail("x.grad for y = w + w + w (w = 1 * x): expected [3. 3.], got [4. 4.]: a gradient was added "
+                    "into in place (grads[k] += g) while another node held the same array; sum into a new "
+                    "one: grads[k] = grads[k] + g", pytrace=False)
+    assert_close(x.grad, [3.0, 3.0], "x.grad for y = w + w + w (w = 1 * x)")
+
+
+@pytest.mark.task2_2
 def test_separate_backward_calls_accumulate():
     """After backward of 3x and then of 4x, is x.grad 3 + 4 = 7?"""
     x = Tensor(1.0, requires_grad=True)
@@ -303,4 +317,6 @@ def test_backward_through_a_deep_chain_that_reuses_a_leaf():
     for _ in range(10_000):
         y = add(y, x)
     backward_deep(y)
-    assert_close(x.grad, 10_001.0, "x.grad for x added 10,001 times")
+    assert_close(x.grad, 10_001.0, "x.grad for x added 10,001 times",
+                 hint="here, likelier: a gradient that doubles at every addition, which an in-place sum "
+                      "(grads[k] += g into an array + handed to both its inputs) does")

@@ -68,10 +68,10 @@ def test_train_epoch_steps_once_per_batch():
 
 @pytest.mark.task5_1
 def test_train_epoch_returns_the_mean_batch_loss_as_a_float():
-    """Does train_epoch return a Python float: the mean of the three batch losses?"""
+    """Does train_epoch return a float (Python's or numpy's float64): the mean of the three batch losses?"""
     model, w0, b0 = linear_model()
     loss = train_epoch(model, as_tensors(BATCHES), CountingSGD(model.parameters(), lr=0.1), MSELoss())
-    assert type(loss) is float, f"train_epoch returned {type(loss).__name__}, expected a Python float"
+    assert type(loss) in (float, np.float64), f"train_epoch returned {type(loss).__name__}, expected a float"
     assert_close(loss, numpy_linear_epoch(w0, b0, BATCHES, lr=0.1)[2], "the mean batch loss")
 
 
@@ -118,22 +118,28 @@ def test_train_epoch_calls_the_loss_with_the_prediction_first():
 
 @pytest.mark.task5_2
 def test_evaluate_returns_the_mean_batch_loss_as_a_float():
-    """Does evaluate return a Python float, the mean of the batch losses, and leave the parameters alone?"""
+    """Does evaluate return a float (Python's or numpy's float64), the mean of the batch losses, and leave the
+    parameters alone?"""
     model, w0, b0 = linear_model()
     loss = evaluate(model, as_tensors(BATCHES), MSELoss())
-    assert type(loss) is float, f"evaluate returned {type(loss).__name__}, expected a Python float"
+    assert type(loss) in (float, np.float64), f"evaluate returned {type(loss).__name__}, expected a float"
     assert_close(loss, numpy_mse(w0, b0, BATCHES), "the mean batch loss")
     assert_close(model.weight.data, w0, "weight after evaluate")
 
 
 @pytest.mark.task5_2
 def test_evaluate_runs_in_eval_mode_and_records_nothing():
-    """Does every forward in evaluate run in eval mode, under no_grad(), with no gradient left behind?"""
+    """Does every forward in evaluate run in eval mode, the model's inner layers too, under no_grad(), with no
+    gradient left behind?"""
     model = linear_model()[0]
-    probe = Probe(model)
+    inner = Probe(model)
+    probe = Probe(inner)
     evaluate(probe, as_tensors(BATCHES), MSELoss())
     assert probe.seen == [(False, False, False)] * 3, \
         f"(training, grad mode on, output requires grad) at each forward: {probe.seen}"
+    assert [training for training, _, _ in inner.seen] == [False] * 3, (
+        "the model's inner layer ran in training mode: model.eval() puts every submodule in eval mode, while "
+        "model.training = False sets the outer one only")
     assert all(p.grad is None for p in model.parameters()), "evaluate left gradients on the parameters"
 
 
@@ -245,7 +251,8 @@ def test_fit_returns_one_float_per_epoch():
     history = fit(model, as_tensors(BATCHES), opt, MSELoss(), 3)
     assert set(history) == {"train_loss", "val_loss"}, f"history keys {sorted(history)}"
     assert len(history["train_loss"]) == 3, f"{len(history['train_loss'])} train losses for 3 epochs"
-    assert all(type(v) is float for v in history["train_loss"]), f"train losses {history['train_loss']}"
+    assert all(type(v) in (float, np.float64) for v in history["train_loss"]), \
+        f"train losses {history['train_loss']}: expected one float per epoch"
     assert history["val_loss"] == [], f"val_loss without a val_loader: {history['val_loss']}"
     assert opt.steps == 9, f"the optimizer stepped {opt.steps} time(s) in 3 epochs of 3 batches"
 

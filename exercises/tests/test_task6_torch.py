@@ -1,5 +1,6 @@
 """Task 6: the same loop in PyTorch. Skipped where torch is not installed."""
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -32,6 +33,47 @@ class Probe(torch.nn.Module):
         return self.linear(x)
 
 
+def plain_sgd_epochs(model, batches, lr: float, epochs: int) -> list[float]:
+    """What fit_torch must do, written another way: per batch, the loss's gradients by torch.autograd.grad and
+    p -= lr * grad; each epoch's train loss the mean of its batch losses. Returns those means."""
+    means = []
+    for _ in range(epochs):
+        losses = []
+        for xb, yb in batches:
+            loss = torch.nn.functional.mse_loss(model(xb), yb)
+            grads = torch.autograd.grad(loss, list(model.parameters()))
+            with torch.no_grad():
+                for p, g in zip(model.parameters(), grads):
+                    p -= lr * g
+            losses.append(loss.item())
+        means.append(sum(losses) / len(losses))
+    return means
+
+
+@pytest.mark.task6_1
+def test_fit_torch_steps_on_each_batch_and_averages_unequal_batches():
+    """On batches of 6, 6 and 4 examples, do fit_torch's 3 epochs of SGD (lr 0.1) end with the weights and train
+    losses of plain SGD, one step per batch with that batch's gradient alone, each epoch's loss the mean of its
+    batch losses (not of its examples)?"""
+    x = torch.linspace(-1.0, 1.0, 16, dtype=torch.float64).reshape(-1, 1)
+    batches = [(x[i:i + 6], 3 * x[i:i + 6] + 1) for i in range(0, 16, 6)]
+    torch.manual_seed(0)
+    model = torch.nn.Linear(1, 1).double()
+    twin = torch.nn.Linear(1, 1).double()
+    twin.load_state_dict(model.state_dict())
+    history = fit_torch(model, batches, torch.optim.SGD(model.parameters(), lr=0.1), torch.nn.MSELoss(), 3,
+                        device="cpu")
+    expected = plain_sgd_epochs(twin, batches, lr=0.1, epochs=3)
+    got = [float(v) for v in history["train_loss"]]
+    assert np.allclose(got, expected, rtol=1e-9, atol=1e-12), (
+        f"train_loss {np.round(got, 6).tolist()}, expected {np.round(expected, 6).tolist()}: one step per batch "
+        "after zero_grad() and backward(), and each epoch's loss the mean of its batch losses")
+    for name, p in model.named_parameters():
+        q = dict(twin.named_parameters())[name]
+        assert torch.allclose(p, q, rtol=1e-9, atol=1e-12), f"{name} after 3 epochs is {p.tolist()}, expected " \
+                                                             f"{q.tolist()}"
+
+
 @pytest.mark.task6_1
 def test_fit_torch_on_the_cpu_returns_float_losses_that_go_down():
     """On the CPU, does fit_torch return 5 float train and val losses, the last train loss below the first?"""
@@ -39,7 +81,8 @@ def test_fit_torch_on_the_cpu_returns_float_losses_that_go_down():
     assert set(history) == {"train_loss", "val_loss"}, f"history keys {sorted(history)}"
     for key in ("train_loss", "val_loss"):
         assert len(history[key]) == 5, f"{len(history[key])} {key} values for 5 epochs"
-        assert all(type(v) is float for v in history[key]), f"{key}: {history[key]} (read losses with .item())"
+        assert all(type(v) in (float, np.float64) for v in history[key]), \
+            f"{key}: {history[key]} (read losses with .item())"
     assert history["train_loss"][-1] < history["train_loss"][0], f"train_loss went {history['train_loss']}"
 
 
