@@ -233,6 +233,8 @@ HINT_EXP = "exp is its own derivative, and the forward's out is at hand"
 HINT_LOG = "the derivative of log, times g"
 HINT_RELU = "relu's slope is 1 where x > 0 and 0 elsewhere"
 HINT_RELU_AT_ZERO = "PyTorch takes relu's slope at exactly 0 as 0"
+HINT_RELU_MASK = ("relu's gradient is g where x > 0 and 0 where x <= 0: it masks g by the input's sign (here it is "
+                  "wrong at a negative x too, not only at 0)")
 HINT_TANH = "tanh's derivative is simplest written with its output out"
 HINT_SIGMOID = "sigmoid's derivative is simplest written with its output out"
 HINT_SUM = "every element gets the g of the sum it went into: put the summed axes back, then broadcast"

@@ -209,6 +209,9 @@ TENSOR = (
     # ----- 1.6 relu, tanh, sigmoid -----
     _tensor("relu_passes_at_zero", "return (g * (x > 0),)", "return (g * (x >= 0),)", ("1.6",),
             "lets the gradient through at exactly 0, where PyTorch's relu gives 0"),
+    _tensor("relu_of_g", "return (g * (x > 0),)", "return (np.maximum(g, 0),)", ("1.6",),
+            "relu applied to g instead of g masked by x > 0: right wherever g > 0 and x > 0, so a check with g = 1 "
+            "reads it as a slope at 0 (a student trial's mistake, once misdiagnosed)"),
     _tensor("tanh_uses_input", "return (g * (1.0 - out**2),)", "return (g * (1.0 - self.data**2),)", ("1.6",),
             "1 - x**2 with the input instead of 1 - tanh(x)**2 with the output"),
     _tensor("tanh_finite_differences", "            return (g * (1.0 - out**2),)\n", """\

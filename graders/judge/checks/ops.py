@@ -92,7 +92,7 @@ CASES_BY_OP = {case.op: case for case in CASES}
 
 # sigmoid where exp(-x) overflows: its out is 0 or 1 there, and its gradient 0 (a rule from x gives nan)
 SIGMOID_AT_EXTREMES = OpCase("1.6", "sigmoid", "x.sigmoid() at large |x|", _torch("sigmoid"), s.single_operands(), ([np.array([[-800.0, -30.0, 0.5, 30.0, 800.0]])], {}), msg.HINT_SIGMOID_EXTREMES)
-RELU_AT_ZERO = OpCase("1.6", "relu", "x.relu() at x = 0", _torch("relu"), s.single_operands(), ([np.array([[-1.0, 0.0, 2.0]])], {}), msg.HINT_RELU_AT_ZERO)
+RELU_AT_ZERO = OpCase("1.6", "relu", "x.relu() at x = -1, 0 and 2", _torch("relu"), s.single_operands(), ([np.array([[-1.0, 0.0, 2.0]])], {}), msg.HINT_RELU_AT_ZERO)
 
 
 def _sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
@@ -223,6 +223,8 @@ def check_answer(ctx: Context, case: OpCase, operands, kwargs, upstream, answer:
         yours = ctx.array(grads[slots.index(index)], value.shape, f"the {what}", hint=case.hint)
         if yours.shape != np.shape(want) or np.any(np.abs(yours - want) > TIGHT.allowed(want)):
             hint = mistake_hint(case, operands, kwargs, upstream, index, yours, want) or case.hint
+            if hint == msg.HINT_RELU_AT_ZERO and np.any((np.abs(yours - want) > TIGHT.allowed(want)) & (value != 0)):
+                hint = msg.HINT_RELU_MASK  # wrong away from 0 too: the slope at 0 is not the mistake
         else:
             hint = case.hint
         ctx.compare(yours, want, what, inputs=lambda: _input_lines(case, operands, kwargs, upstream),
