@@ -614,6 +614,9 @@ HINT_TORCH_GRAD = "keep torch.no_grad() around the validation loop only"
 HINT_TORCH_NEVER_STEPPED = ("the parameters after fit_torch are the ones it started from: no step moved them. Per "
                             "batch: optimizer.zero_grad(), forward, loss, loss.backward(), then optimizer.step() (a "
                             "step before backward() finds the gradients zero_grad() just cleared)")
+HINT_TORCH_ZERO_GRAD_EPOCH = ("the run matches one that clears gradients once an epoch, so each step adds up every "
+                              "batch's gradient so far: call optimizer.zero_grad() for every batch, inside the loop "
+                              "over the batches")
 HINT_TORCH_ZERO_GRAD = ("the run matches one that never clears gradients: call optimizer.zero_grad() before each "
                         "backward")
 

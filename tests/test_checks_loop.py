@@ -343,6 +343,11 @@ TORCH_MISTAKES = {
         ("            loss.backward()\n            optimizer.step()\n",
          "            optimizer.step()\n            loss.backward()\n"),
         msg.HINT.format(hint=msg.HINT_TORCH_NEVER_STEPPED)),
+    "clear the gradients once an epoch": (
+        ("        losses = []\n        for xb, yb in loader:\n            xb, yb = xb.to(device), yb.to(device)\n"
+         "            optimizer.zero_grad()\n",
+         "        losses = []\n        optimizer.zero_grad()\n        for xb, yb in loader:\n"
+         "            xb, yb = xb.to(device), yb.to(device)\n"), msg.HINT.format(hint=msg.HINT_TORCH_ZERO_GRAD_EPOCH)),
     "average the train losses over the examples": (
         ('            losses.append(loss.item())\n        history["train_loss"].append(sum(losses) / len(losses))\n',
          '            losses.append((loss.item() * len(xb), len(xb)))\n'

@@ -126,9 +126,11 @@ def check_fit_torch(ctx: Context, device: str, setup: TorchSetup = TorchSetup())
     inputs, source = setup.lines(device), msg.TORCH_SOURCE.format(device=device)
     hint = None
     if not all(np.allclose(y, e, rtol=TOL.rtol, atol=TOL.atol) for y, e in zip(yours, params)):
-        hint = known_mistake(yours, [(msg.HINT_TORCH_NEVER_STEPPED, lambda: list(setup.state().values())),
-                                     (msg.HINT_TORCH_ZERO_GRAD, lambda: reference_run(setup, device, "never")[1]),
-                                     (msg.HINT_LOSS_ARGS, lambda: reference_run(setup, device, swapped=True)[1])])
+        hint = known_mistake(yours, [
+            (msg.HINT_TORCH_NEVER_STEPPED, lambda: list(setup.state().values())),
+            (msg.HINT_TORCH_ZERO_GRAD_EPOCH, lambda: reference_run(setup, device, "epoch")[1]),
+            (msg.HINT_TORCH_ZERO_GRAD, lambda: reference_run(setup, device, "never")[1]),
+            (msg.HINT_LOSS_ARGS, lambda: reference_run(setup, device, swapped=True)[1])])
     for key in ("train_loss", "val_loss"):
         ctx.compare(history[key], np.array(expected[key]), f'history["{key}"]', inputs=inputs, source=source,
                     hint=hint, tol=TOL)

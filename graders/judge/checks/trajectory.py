@@ -71,10 +71,11 @@ class Run:
     def _loss(self, loss: str, pred, target, swapped: bool):
         return LOSSES[loss](target, pred) if swapped else LOSSES[loss](pred, target)
 
-    def _clear(self, zero_grad: str) -> None:
-        """Clear the gradients, or, modelling a mistake, don't: "never", or "late" (not the first time)."""
+    def _clear(self, zero_grad: str, start: bool = False) -> None:
+        """Clear the gradients, or, modelling a mistake, don't: "never", "late" (not the first time), or "epoch"
+        (only as an epoch starts, ``start``)."""
         self.clears += 1
-        if zero_grad == "each" or (zero_grad == "late" and self.clears > 1):
+        if zero_grad == "each" or (zero_grad == "late" and self.clears > 1) or (zero_grad == "epoch" and start):
             for p in self.params:  # torch's zero_grad(set_to_none=True), without its first call's torch._dynamo import
                 p.grad = None
 
@@ -82,7 +83,7 @@ class Run:
               zero_grad: str = "each", scale: float = 1.0, swapped: bool = False) -> float:
         """One pass over ``batches`` ((x, y) arrays); the mean of the batch losses."""
         losses, pending = [], 0
-        self._clear(zero_grad)
+        self._clear(zero_grad, start=True)
         for x, y in batches:
             value = self._loss(loss, self.forward(self._tensor(x)), self._tensor(y), swapped)
             if scale != 1.0:
