@@ -71,6 +71,9 @@ HINT_GRAD_COPY = ("store a copy as a leaf's .grad (np.array(g, dtype=np.float64)
                   "caller may change the array it gave, and one array may reach several leaves")
 HINT_GRAD_FLOAT = ("store what reaches a leaf as a new float64 array (np.array(g, dtype=np.float64)): a rule may "
                    "return integers, and a .grad has the leaf's dtype, as in PyTorch")
+HINT_SHARED_GRAPH = ("a second backward() through ops an earlier backward() walked must add the sum of both calls' "
+                     "gradients into .grad (keep each node's _parents and _backward), or raise RuntimeError as "
+                     "PyTorch does without retain_graph: never free the graph and silently stop at a walked node")
 HINT_GRAD_DTYPE = ("convert a given grad to float64 before the walk (np.asarray(grad, dtype=np.float64)): numpy adds "
                    "and multiplies float16, float32 and bool arrays in their own dtype")
 # Where an expected value came from (EXPECTED_FROM's source), and what the engine's tasks expect of a leaf.

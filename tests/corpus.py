@@ -389,6 +389,18 @@ TENSOR = (
             "node.grad = np.array(g) if node.grad is None", ("2.2",),
             "stores what reaches a leaf in its own dtype: an op whose rule returns integers leaves an integer .grad, "
             "where PyTorch's is float64 (a mutant the graders let through, issue 27)"),
+    _tensor("engine_frees_graph", "            for parent, pg in zip(node._parents, node._backward(g)):\n",
+            "            parents, node._parents = node._parents, ()\n"
+            "            for parent, pg in zip(parents, node._backward(g)):\n", ("2.2",),
+            "frees the graph as it goes (node._parents = (), as torch without retain_graph) but raises nothing: "
+            "y = 2*x; (1*y).backward(g); (3*y).backward(g) stops at y and leaves x.grad = 2g, not 8g (a student "
+            "trial's mistake)"),
+    _tensor("engine_frees_the_output",
+            "                    grads[id(parent)] = grads[id(parent)] + pg if id(parent) in grads else pg\n",
+            "                    grads[id(parent)] = grads[id(parent)] + pg if id(parent) in grads else pg\n"
+            "        self._parents = ()  # the graph is spent, as in PyTorch\n", ("2.2",),
+            "drops the output's parents after backward() but raises nothing: a second backward() on the same output "
+            "silently adds nothing (only the drawn programs that call it again show it)"),
     # ----- 2.3 no_grad -----
     _tensor("no_grad_without_finally", NO_GRAD_BODY, """\
     global _grad_enabled

@@ -85,6 +85,21 @@ def test_two_backward_calls_accumulate_into_grad():
     np.testing.assert_array_equal(x.grad, [3.0 + 2.0, 3.0 + 4.0])
 
 
+def test_a_second_backward_through_a_shared_subgraph_adds_both_as_torch_with_retain_graph():
+    """y = x * x walked by one backward, then by another: is x.grad the sum of both, as torch's with retain_graph
+    (the contract's rule: the sum, or PyTorch's RuntimeError)?"""
+    x = leaf([1.0, 2.0])
+    y = x * x
+    (y * 2.0).sum().backward()
+    (y * 3.0).sum().backward()
+    xt = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    yt = xt * xt
+    (yt * 2.0).sum().backward(retain_graph=True)
+    (yt * 3.0).sum().backward()
+    np.testing.assert_allclose(x.grad, xt.grad.numpy(), rtol=0, atol=0)
+    np.testing.assert_array_equal(x.grad, [10.0, 20.0])
+
+
 def test_backward_on_a_tensor_without_requires_grad_raises_runtime_error():
     """Does backward() on a tensor that does not require grad raise RuntimeError, as PyTorch?"""
     with pytest.raises(RuntimeError):
