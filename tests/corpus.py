@@ -458,6 +458,23 @@ OPTIM = (
     _optim("sgd_state_keys_its_own_way", 'key = f"momentum_buffer.{i}"', 'key = f"buf{i}"', ("3.2",),
            "keeps the momentum buffers under keys of its own: its own checkpoints round-trip, but a state dict "
            "keyed as optim.py says (momentum_buffer.<i>) is not read"),
+    _optim("sgd_lr_inside_buffer", """\
+                self.state[key] = d.copy() if buf is None else self.momentum * buf + d
+                d = self.state[key]
+            p.data -= self.lr * d
+""", """\
+                self.state[key] = self.lr * d if buf is None else self.momentum * buf + self.lr * d
+                p.data -= self.state[key]
+                continue
+            p.data -= self.lr * d
+""", ("3.2",), "momentum in the Sutskever form, buf = momentum * buf + lr * d and p -= buf: the same steps at a fixed "
+           "lr, but the state dict's buffer is lr times torch's (a student trial's mistake)"),
+    _optim("sgd_weight_decay_into_p_grad",
+           "            d = p.grad + self.weight_decay * p.data if self.weight_decay else p.grad\n",
+           "            if self.weight_decay:\n                p.grad += self.weight_decay * p.data\n"
+           "            d = p.grad\n", ("3.2",),
+           "adds weight decay into p.grad in place (p.grad += wd * p.data): the steps are right, but step() changes "
+           "the gradient its caller holds, where torch's never does (a student trial's mistake)"),
 )
 
 
