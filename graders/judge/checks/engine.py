@@ -618,8 +618,9 @@ def check_program(ctx: Context, steps) -> None:
 def _pytorchs_refusal(raised: dict) -> bool:
     """Whether ``raised`` is a RuntimeError of the engine's own, as PyTorch's for a freed graph: not a stub's
     NotImplementedError or a RecursionError, which are RuntimeErrors too."""
-    mro = raised.get("mro", ())
-    return "RuntimeError" in mro and not {"NotImplementedError", "RecursionError"} & set(mro)
+    mro = raised.get("mro")
+    return isinstance(mro, list) and "RuntimeError" in mro and not any(
+        name in mro for name in ("NotImplementedError", "RecursionError"))
 
 
 def _hint_for(steps, call: dict, shared: bool = False) -> str:
