@@ -43,10 +43,10 @@ class SGD(Optimizer):
 
     def step(self) -> None:
         """For each parameter p with a grad:
-        d = grad + weight_decay * p;
+        d = grad + weight_decay * p (a new array: p.grad stays as it was);
         with momentum: buf = d on the first step, then buf = momentum * buf + d,
-        and d = buf (keep buf in ``self.state[f"momentum_buffer.{i}"]``);
-        finally p.data -= lr * d, in place."""
+        and d = buf (keep buf, torch's buffer with no lr in it, in
+        ``self.state[f"momentum_buffer.{i}"]``); finally p.data -= lr * d, in place."""
         raise NotImplementedError("Task 3.1: SGD step; Task 3.2: momentum and weight decay")
 
 

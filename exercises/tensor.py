@@ -291,6 +291,10 @@ class Tensor:
         4. Add (never assign) into ``.grad`` of every leaf that requires grad,
            so separate backward calls accumulate. A ``.grad`` is an ndarray of
            the leaf's shape, a 0-d one for a 0-d leaf.
+        5. Keep the graph: a second backward() through ops an earlier call
+           walked adds the sum of both. (PyTorch frees them without
+           ``retain_graph`` and raises RuntimeError then, which is allowed;
+           silently stopping at a walked node is not.)
         """
         raise NotImplementedError("Task 2.1: backward, the engine")
 

@@ -71,6 +71,9 @@ HINT_GRAD_COPY = ("store a copy as a leaf's .grad (np.array(g, dtype=np.float64)
                   "caller may change the array it gave, and one array may reach several leaves")
 HINT_GRAD_FLOAT = ("store what reaches a leaf as a new float64 array (np.array(g, dtype=np.float64)): a rule may "
                    "return integers, and a .grad has the leaf's dtype, as in PyTorch")
+HINT_SHARED_GRAPH = ("a second backward() through ops an earlier backward() walked must add the sum of both calls' "
+                     "gradients into .grad (keep each node's _parents and _backward), or raise RuntimeError as "
+                     "PyTorch does without retain_graph: never free the graph and silently stop at a walked node")
 HINT_GRAD_DTYPE = ("convert a given grad to float64 before the walk (np.asarray(grad, dtype=np.float64)): numpy adds "
                    "and multiplies float16, float32 and bool arrays in their own dtype")
 # Where an expected value came from (EXPECTED_FROM's source), and what the engine's tasks expect of a leaf.
@@ -320,6 +323,16 @@ OPTIM_KEYS_ANY = "keyed '<name>.<index of the parameter>', the index from 0 to {
 HINT_OPTIM_KEYS = ('key self.state "<name>.<index of the parameter>", as optim.py says (SGD: '
                    'self.state[f"momentum_buffer.{i}"]), so a checkpoint reads the same in any optimizer of its kind')
 HINT_SKIP_NONE = "skip every parameter whose grad is None: if p.grad is None: continue"
+OPTIM_GRAD_AFTER = "p{index}.grad after step {step}"
+OPTIM_GRAD_KEPT = "the p.grad it was given: torch.optim's step() never changes it"
+OPTIM_GRAD_KEPT_NONE = "None, as it was given"
+HINT_STEP_KEEPS_GRAD = ("step() must not change p.grad: d = p.grad + weight_decay * p.data makes a new array, where "
+                        "p.grad += weight_decay * p.data writes into the gradient the caller holds")
+OPTIM_BUFFER_WHAT = "state_dict()['momentum_buffer.{index}'] after step {step}"
+OPTIM_BUFFER_SOURCE = "torch.optim.SGD's state[p]['momentum_buffer'], fed the same gradients"
+HINT_SGD_BUFFER = ("the momentum buffer is torch's, buf = momentum * buf + d, and the step p -= lr * buf; keeping lr "
+                   "inside it (buf = momentum * buf + lr * d, p -= buf: the Sutskever form) steps the same at a fixed "
+                   "lr but saves a buffer lr times torch's")
 
 HINT_SGD = "p.data -= lr * p.grad for every parameter p whose grad is not None"
 HINT_SGD_MOMENTUM = ("d = grad + weight_decay * p; with momentum, buf = d on the first step, then "

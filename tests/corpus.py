@@ -392,6 +392,18 @@ TENSOR = (
             "node.grad = np.array(g) if node.grad is None", ("2.2",),
             "stores what reaches a leaf in its own dtype: an op whose rule returns integers leaves an integer .grad, "
             "where PyTorch's is float64 (a mutant the graders let through, issue 27)"),
+    _tensor("engine_frees_graph", "            for parent, pg in zip(node._parents, node._backward(g)):\n",
+            "            parents, node._parents = node._parents, ()\n"
+            "            for parent, pg in zip(parents, node._backward(g)):\n", ("2.2",),
+            "frees the graph as it goes (node._parents = (), as torch without retain_graph) but raises nothing: "
+            "y = 2*x; (1*y).backward(g); (3*y).backward(g) stops at y and leaves x.grad = 2g, not 8g (a student "
+            "trial's mistake)"),
+    _tensor("engine_frees_the_output",
+            "                    grads[id(parent)] = grads[id(parent)] + pg if id(parent) in grads else pg\n",
+            "                    grads[id(parent)] = grads[id(parent)] + pg if id(parent) in grads else pg\n"
+            "        self._parents = ()  # the graph is spent, as in PyTorch\n", ("2.2",),
+            "drops the output's parents after backward() but raises nothing: a second backward() on the same output "
+            "silently adds nothing (only the drawn programs that call it again show it)"),
     # ----- 2.3 no_grad -----
     _tensor("no_grad_without_finally", NO_GRAD_BODY, """\
     global _grad_enabled
@@ -449,6 +461,23 @@ OPTIM = (
     _optim("sgd_state_keys_its_own_way", 'key = f"momentum_buffer.{i}"', 'key = f"buf{i}"', ("3.2",),
            "keeps the momentum buffers under keys of its own: its own checkpoints round-trip, but a state dict "
            "keyed as optim.py says (momentum_buffer.<i>) is not read"),
+    _optim("sgd_lr_inside_buffer", """\
+                self.state[key] = d.copy() if buf is None else self.momentum * buf + d
+                d = self.state[key]
+            p.data -= self.lr * d
+""", """\
+                self.state[key] = self.lr * d if buf is None else self.momentum * buf + self.lr * d
+                p.data -= self.state[key]
+                continue
+            p.data -= self.lr * d
+""", ("3.2",), "momentum in the Sutskever form, buf = momentum * buf + lr * d and p -= buf: the same steps at a fixed "
+           "lr, but the state dict's buffer is lr times torch's (a student trial's mistake)"),
+    _optim("sgd_weight_decay_into_p_grad",
+           "            d = p.grad + self.weight_decay * p.data if self.weight_decay else p.grad\n",
+           "            if self.weight_decay:\n                p.grad += self.weight_decay * p.data\n"
+           "            d = p.grad\n", ("3.2",),
+           "adds weight decay into p.grad in place (p.grad += wd * p.data): the steps are right, but step() changes "
+           "the gradient its caller holds, where torch's never does (a student trial's mistake)"),
 )
 
 

@@ -11,8 +11,10 @@ import sys
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
 
-from solutions import Tensor, is_grad_enabled, no_grad
+from graders.judge.checks import engine as engine_checks
+from solutions import Tensor, is_grad_enabled, no_grad, op
 
 
 def leaf(values) -> Tensor:
@@ -83,6 +85,64 @@ def test_two_backward_calls_accumulate_into_grad():
     (x * 3.0).sum().backward()
     (x * x).sum().backward()
     np.testing.assert_array_equal(x.grad, [3.0 + 2.0, 3.0 + 4.0])
+
+
+def test_a_second_backward_through_a_shared_subgraph_adds_both_as_torch_with_retain_graph():
+    """y = x * x walked by one backward, then by another: is x.grad the sum of both, as torch's with retain_graph
+    (the contract's rule: the sum, or PyTorch's RuntimeError)?"""
+    x = leaf([1.0, 2.0])
+    y = x * x
+    (y * 2.0).sum().backward()
+    (y * 3.0).sum().backward()
+    xt = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    yt = xt * xt
+    (yt * 2.0).sum().backward(retain_graph=True)
+    (yt * 3.0).sum().backward()
+    np.testing.assert_allclose(x.grad, xt.grad.numpy(), rtol=0, atol=0)
+    np.testing.assert_array_equal(x.grad, [10.0, 20.0])
+
+
+def run_program(steps) -> list[list[np.ndarray | None]]:
+    """A program of task 2.2's checks run on the reference engine, in this process: every leaf's .grad after each
+    backward call (its ops judge-made, out = sum c_i * parent_i)."""
+    made, leaves, after = [], [], []
+    for step in steps:
+        if step["do"] == "leaf":
+            made.append(Tensor(step["data"], requires_grad=step["requires_grad"]))
+            leaves.append(made[-1])
+        elif step["do"] == "node":
+            parents, coefs = [made[i] for i in step["parents"]], step["coefs"]
+            made.append(op(sum(c * p.data for c, p in zip(coefs, parents)), tuple(parents),
+                           lambda g, coefs=coefs: tuple(c * g for c in coefs)))
+        elif step["do"] == "backward":
+            made[step["root"]].backward(np.array(step["seed"]["value"]))
+            after.append([None if x.grad is None else x.grad.copy() for x in leaves])
+    return after
+
+
+@settings(max_examples=40, derandomize=True, deadline=None)
+@given(engine_checks.shared_programs())
+def test_the_reference_leaves_the_judges_sums_on_programs_through_shared_ops(steps):
+    """On 2.2's drawn programs of backward() calls through ops an earlier call walked, does the reference engine
+    leave every .grad the judge's model expects after each call: the sum of all the calls so far?"""
+    for got, (raised, want) in zip(run_program(steps), engine_checks.expected_program(steps), strict=True):
+        assert raised is None
+        for mine, theirs in zip(got, want, strict=True):
+            assert (mine is None) == (theirs is None)  # None: no call has reached that leaf yet
+            if theirs is not None:
+                np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-12)
+
+
+def test_the_judge_marks_a_call_shared_when_it_goes_back_through_an_op_already_walked():
+    """Is a backward call "shared" (where PyTorch's RuntimeError is allowed) exactly when it reaches an op an earlier
+    call walked: the fixed program's second call, the same output again, but not a fresh op over the leaves?"""
+    assert engine_checks.shared_calls(engine_checks.SHARED) == [False, True]
+    x = {"do": "leaf", "data": np.array([1.0, 2.0]), "requires_grad": True}
+    g = {"value": np.ones(2), "as": "ndarray"}
+    fresh = [x, {"do": "node", "parents": [0], "coefs": [2.0]}, {"do": "backward", "root": 1, "seed": g},
+             {"do": "node", "parents": [0], "coefs": [3.0]}, {"do": "backward", "root": 2, "seed": g},
+             {"do": "backward", "root": 2, "seed": g}, {"do": "backward", "root": 0, "seed": g}]
+    assert engine_checks.shared_calls(fresh) == [False, False, True, False]
 
 
 def test_backward_on_a_tensor_without_requires_grad_raises_runtime_error():

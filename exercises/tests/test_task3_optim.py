@@ -109,6 +109,29 @@ def test_sgd_state_dict_lets_a_new_optimizer_continue():
     assert_close(p.data, [0.439], "p after step 3 (buffer = 0.9 * 1.9 + 1 = 2.71)")
 
 
+@pytest.mark.task3_2
+def test_sgd_state_dict_holds_torchs_momentum_buffer():
+    """After two steps with lr 0.1, momentum 0.9 and grad 1, is state_dict()["momentum_buffer.0"] torch's buffer
+    0.9 * 1 + 1 = 1.9? (A buffer that keeps lr inside it, with p -= buf, steps the same but saves 0.19.)"""
+    p = param([1.0], grad=[1.0])
+    opt = SGD([p], lr=0.1, momentum=0.9)
+    opt.step()
+    opt.step()
+    state = opt.state_dict()
+    assert "momentum_buffer.0" in state, f"state_dict() has keys {sorted(state)}, expected 'momentum_buffer.0'"
+    assert_close(state["momentum_buffer.0"], [1.9], "state_dict()['momentum_buffer.0'] after two steps (torch's "
+                 "buffer: buf = momentum * buf + d, lr only in the step)")
+
+
+@pytest.mark.task3_2
+def test_sgd_step_leaves_the_grad_as_it_was():
+    """With weight decay 0.1, p = 2 and grad 0.5: after step(), is p.grad still 0.5, as torch leaves it? (step()
+    reads the gradient; the decayed gradient d is an array of its own.)"""
+    p = param([2.0], grad=[0.5])
+    SGD([p], lr=0.1, weight_decay=0.1).step()
+    assert_close(p.grad, [0.5], "p.grad after a step with weight decay (step() must not change it)")
+
+
 # ----- 3.3 Adam -----
 
 

@@ -1,8 +1,9 @@
 """Requests about the optimizers: the student's SGD or Adam stepping reference Tensors.
 
 The judge sends the starting values and, for every step, one gradient per
-parameter (or None); the worker reports each step's ``p.data`` as claims and
-whether it is still the array the parameter started with.
+parameter (or None); the worker reports each step's ``p.data`` as claims,
+whether it is still the array the parameter started with, and each ``p.grad``
+after the step (which step() must leave as it was given).
 """
 
 from __future__ import annotations
@@ -54,13 +55,13 @@ def _through_npz(state) -> dict:
 def optimizer_run(package, kind, hyper, start, grads, save_after=None, zero_grad=False):
     """Step the student's ``kind`` over reference Tensors made from ``start``, once per entry of
     ``grads``. After ``save_after`` steps its state dict goes through np.savez into a new optimizer
-    over the same parameters. With ``zero_grad``, every parameter then gets a grad and zero_grad()
-    is called; the grads it leaves are reported."""
+    over the same parameters, and its entries are reported. With ``zero_grad``, every parameter then
+    gets a grad and zero_grad() is called; the grads it leaves are reported."""
     T = module(package, "tensor")
     params = [T.Tensor(x, requires_grad=True) for x in start]
     arrays = [p.data for p in params]
     optimizer = _optimizer(package, kind, hyper, params)
-    answer = {"steps": [], "in_place": []}
+    answer = {"steps": [], "in_place": [], "grads_after": []}
     for k, step in enumerate(grads):
         if k == save_after:
             saved = _through_npz(optimizer.state_dict())
@@ -68,6 +69,7 @@ def optimizer_run(package, kind, hyper, start, grads, save_after=None, zero_grad
                 answer["state_error"] = saved
                 return answer
             answer["state_keys"] = [str(key)[:40] for key in list(saved["state"])[:20]]
+            answer["state"] = {str(key)[:40]: claim(value) for key, value in list(saved["state"].items())[:20]}
             optimizer = _optimizer(package, kind, hyper, params)
             optimizer.load_state_dict(saved["state"])
         for p, g in zip(params, step):
@@ -75,6 +77,7 @@ def optimizer_run(package, kind, hyper, start, grads, save_after=None, zero_grad
         optimizer.step()
         answer["steps"].append([claim(p.data) for p in params])
         answer["in_place"].append([claim(a) for a in arrays])  # whoever holds the first arrays sees the step
+        answer["grads_after"].append([claim(p.grad) for p in params])  # as given: torch's step() never changes it
     if zero_grad:
         for p, x in zip(params, start):
             _feed(p, np.ones_like(x))

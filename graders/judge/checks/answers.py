@@ -94,13 +94,15 @@ class StateError:
 @dataclass(frozen=True)
 class OptimizerRun:
     """optimizer_run's answer (tasks 3.1-3.3): the parameters after each step, the arrays they started with after each
-    step (an update must be in place), the grads zero_grad() left, and what the state dict's round trip through np.savez
-    gave (its keys, or why it failed)."""
+    step (an update must be in place), each parameter's grad after each step (as it was given), the grads zero_grad()
+    left, and what the state dict's round trip through np.savez gave (its keys and entries, or why it failed)."""
     steps: list[list[Claim]]
     in_place: list[list[Claim]]  # the arrays the parameters started with, after each step
+    grads_after: list[list[Claim]]  # each p.grad after each step
     grads: list[Claim] | None = None
     state_error: StateError | None = None
     state_keys: list[str] | None = None
+    state: dict[str, Claim] | None = None
 
 
 @dataclass(frozen=True)

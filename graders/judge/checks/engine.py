@@ -182,6 +182,8 @@ def seeding_accumulation_errors(ctx: Context) -> None:
     check_scenarios(ctx, scenarios, forms, strict=True, hint_on_raise=True)
     check_scenarios(ctx, scenarios, owned_grads(), strict=True, hint_on_raise=True)
     ctx.forall(backward_programs(), lambda steps: check_program(ctx, steps), examples=80)
+    check_program(ctx, SHARED)
+    ctx.forall(shared_programs(), lambda steps: check_program(ctx, steps), examples=30)
 
 
 # The grad handed to backward() in the scenarios below, what the judge then writes into that very array, and the
@@ -366,6 +368,25 @@ def run_model(steps) -> tuple[list[_Value], list[tuple[str | None, list[np.ndarr
     return made, outcomes
 
 
+def shared_calls(steps) -> list[bool]:
+    """For each backward step: whether it walks back through an op an earlier call walked (a subgraph shared with
+    it), where PyTorch without retain_graph may raise instead of adding the sum of both calls' gradients."""
+    makes, (model, outcomes) = tensors_made(steps), run_model(steps)
+
+    def ops_under(index: int) -> set[int]:
+        if makes[index]["do"] == "leaf" or not model[index].requires_grad:
+            return set()  # a leaf, or an op not recorded (a plain leaf with no parents)
+        return {index}.union(*(ops_under(p) for p in makes[index]["parents"]))
+
+    walked, shared = set(), []
+    calls = [step for step in steps if step["do"] == "backward"]
+    for step, (raised, _) in zip(calls, outcomes):
+        ops = ops_under(step["root"])
+        shared.append(bool(ops & walked))
+        walked |= ops if raised is None else set()
+    return shared
+
+
 def tensors_made(steps) -> list[dict]:
     """A program's steps that make a tensor (leaves and nodes), in order: a step's "root" and "parents" index these."""
     return [step for step in steps if step["do"] in ("leaf", "node")]
@@ -478,6 +499,38 @@ def _seeds(shape, requires: bool):
     return seed()
 
 
+# y = 2*x, then (1*y).backward(g) and (3*y).backward(g): the second call goes back through y, which the first
+# walked. PyTorch gives x.grad = 2g + 6g here (its ops by a number keep nothing to free); an engine that frees
+# the graph as it goes (node._parents = ()) stops at y and leaves 2g.
+SHARED = [{"do": "leaf", "data": np.array([1.0, 2.0]), "requires_grad": True},
+          {"do": "node", "parents": [0], "coefs": [2.0]},
+          {"do": "node", "parents": [1], "coefs": [1.0]},
+          {"do": "backward", "root": 2, "seed": {"value": np.array([1.0, 1.0]), "as": "ndarray"}},
+          {"do": "node", "parents": [1], "coefs": [3.0]},
+          {"do": "backward", "root": 3, "seed": {"value": np.array([1.0, 1.0]), "as": "ndarray"}}]
+
+
+@st.composite
+def shared_programs(draw):
+    """Task 2.2's programs of backward() calls through shared ops: leaves, then calls each on a new linear op over
+    any tensor made so far (an op an earlier call walked, too) or again on an earlier call's output, each with a
+    given grad. Every call must add its gradients to the earlier ones (or raise RuntimeError, as PyTorch may)."""
+    shape = draw(s.shapes(max_dims=2, max_side=3))
+    count = draw(st.integers(1, 2))
+    steps = [{"do": "leaf", "data": draw(s.arrays(shape)), "requires_grad": True} for _ in range(count)]
+    made, roots = count, []
+    for _ in range(draw(st.integers(2, 4))):
+        if roots and draw(st.integers(0, 2)) == 0:
+            root = draw(st.sampled_from(roots))  # the same output again
+        else:
+            steps.append(_node_step(draw, made))  # over leaves and earlier ops alike
+            root, made = made, made + 1
+        roots.append(root)
+        steps.append({"do": "backward", "root": root,
+                      "seed": {"value": draw(s.arrays(shape, min_value=-2.0, max_value=2.0)), "as": "ndarray"}})
+    return steps
+
+
 @st.composite
 def no_grad_programs(draw):
     """Task 2.3's program: leaves, then ops built inside and outside no_grad() blocks (nested, some left by an
@@ -522,15 +575,19 @@ def check_no_grad_program(ctx: Context, steps) -> None:
 
 def check_program(ctx: Context, steps) -> None:
     """A drawn program's backward steps against the judge's own model of it: which calls raise, and every
-    leaf's .grad after each call."""
+    leaf's .grad after each call. A call through ops an earlier call walked may raise RuntimeError instead, as
+    PyTorch does once it has freed them; nothing after it is then checked (what it leaves is PyTorch's own)."""
     doing = "running a program of backward() calls"
     answer = ctx.ask("program", doing, package=ctx.task.route.package, steps=steps)
     expected = expected_program(steps)
     if len(answer.outcomes) != len(expected):
         raise ctx.incomplete(doing)
     calls = [step for step in steps if step["do"] == "backward"]
+    shared = shared_calls(steps)
     for call, (outcome, (raised, grads), step) in enumerate(zip(answer.outcomes, expected, calls), start=1):
-        where, hint = f"call {call} of this program", _hint_for(steps, step)
+        where, hint = f"call {call} of this program", _hint_for(steps, step, shared[call - 1])
+        if raised is None and outcome.did_raise and shared[call - 1] and _pytorchs_refusal(outcome.raised):
+            return  # PyTorch's "Trying to backward through the graph a second time"
         if raised is None and outcome.did_raise:
             raise ctx.student_error(outcome.raised, f"{where}:\n" + "\n".join(program_text(steps)), hint)
         if raised is not None and raised not in (outcome.raised or {}).get("mro", ()):
@@ -558,9 +615,20 @@ def check_program(ctx: Context, steps) -> None:
                         source=msg.ENGINE_SOURCE_RECORDED, hint=hint)
 
 
-def _hint_for(steps, call: dict) -> str:
-    """The hint for a mistake that shows at backward step ``call``: by what is special about it."""
+def _pytorchs_refusal(raised: dict) -> bool:
+    """Whether ``raised`` is a RuntimeError of the engine's own, as PyTorch's for a freed graph: not a stub's
+    NotImplementedError or a RecursionError, which are RuntimeErrors too."""
+    mro = raised.get("mro")
+    return isinstance(mro, list) and "RuntimeError" in mro and not any(
+        name in mro for name in ("NotImplementedError", "RecursionError"))
+
+
+def _hint_for(steps, call: dict, shared: bool = False) -> str:
+    """The hint for a mistake that shows at backward step ``call``: by what is special about it (``shared``: it
+    goes back through ops an earlier call walked)."""
     seed, root = call.get("seed"), tensors_made(steps)[call["root"]]
+    if shared:
+        return msg.HINT_SHARED_GRAPH
     if root["do"] == "leaf":
         return msg.HINT_LEAF_ROOT
     if seed is not None and seed["as"] in SEED_DTYPES:

@@ -18,6 +18,7 @@ from graders import messages as msg
 from graders.judge.checks.base import CheckFailed, Context, NotAttempted, Tolerance
 
 TOL = Tolerance(rtol=1e-9, atol=1e-12)  # correct formulas differ only by rounding
+EXACT = Tolerance(rtol=0.0, atol=0.0)  # what step() must leave as it was
 MISTAKES = {
     "SGD": ("ascent", "none_not_skipped", "aliased", "ema", "ema_from_d", "momentum_ignored", "decay_after",
             "decay_ignored", "fresh"),
@@ -156,8 +157,8 @@ def check_run(ctx: Context, run: Run, hint: str) -> None:
                      package=ctx.task.route.package, kind=run.kind, hyper=run.hyper, start=run.start, grads=run.grads,
                      save_after=run.save_after, zero_grad=run.zero_grad)
     done = run.save_after if answer.state_error is not None else len(run.grads)
-    if not (len(answer.steps) == len(answer.in_place) == done
-            and all(len(row) == len(run.start) for row in answer.steps + answer.in_place)
+    if not (len(answer.steps) == len(answer.in_place) == len(answer.grads_after) == done
+            and all(len(row) == len(run.start) for row in answer.steps + answer.in_place + answer.grads_after)
             and (not run.zero_grad or len(answer.grads or ()) == len(run.start))):
         raise CheckFailed(msg.ANSWER_INCOMPLETE.format(doing=run.doing(), **head))
     yours = [[ctx.array(claim, x.shape, msg.OPTIM_DATA.format(index=i, step=k + 1))
@@ -177,6 +178,9 @@ def check_run(ctx: Context, run: Run, hint: str) -> None:
                 ctx.compare(value, expected[k][i], msg.OPTIM_WHAT.format(index=i, step=k + 1),
                             inputs=lambda i=i, k=k: run.inputs(i, k), source=msg.OPTIM_SOURCE.format(kind=run.kind),
                             hint=diagnosis(run, yours) or hint, tol=TOL)
+    for k, row in enumerate(answer.grads_after):
+        for i, claim in enumerate(row):
+            check_grad_kept(ctx, run, claim, i, k)
     if answer.state_error is not None:
         error = answer.state_error
         entries = ", ".join(f"{key!r} ({kind})" for key, kind in error.entries or ())
@@ -192,6 +196,52 @@ def check_run(ctx: Context, run: Run, hint: str) -> None:
                 index=i, got=msg.OPTIM_ZEROS if zeros else f"a {claim.get('type')}", **head))
     if answer.state_keys is not None:
         check_state_keys(ctx, run, answer.state_keys)
+    if answer.state is not None:
+        check_buffers(ctx, run, answer.state)
+
+
+def check_grad_kept(ctx: Context, run: Run, claim: dict, index: int, step: int) -> None:
+    """p.grad after a step is the gradient it was given, exactly: torch.optim's step() reads it and never changes
+    it, so the caller (clip_grad_norm, a logger) sees the gradient it computed."""
+    given, what = run.grads[step][index], msg.OPTIM_GRAD_AFTER.format(index=index, step=step + 1)
+    if given is None:
+        if claim.get("type") != "NoneType":
+            ctx.fail(what, f"a {claim.get('type')}", msg.OPTIM_GRAD_KEPT_NONE, hint=msg.HINT_STEP_KEEPS_GRAD)
+        return
+    yours = ctx.array(claim, given.shape, what, hint=msg.HINT_STEP_KEEPS_GRAD)
+    ctx.compare(yours, given, what, inputs=lambda: run.inputs(index, step), source=msg.OPTIM_GRAD_KEPT,
+                hint=msg.HINT_STEP_KEEPS_GRAD, tol=EXACT)
+
+
+def torch_buffers(run: Run) -> list[np.ndarray | None]:
+    """torch.optim.SGD's momentum buffer of each parameter after ``run.save_after`` steps (None: never stepped)."""
+    import torch  # here, not at the top: a warm grade reads these values from the kept draws
+
+    params = [torch.tensor(x, requires_grad=True) for x in run.start]
+    optimizer = torch.optim.SGD(params, foreach=False, **run.hyper)
+    for grads in run.grads[:run.save_after]:
+        for p, g in zip(params, grads):
+            p.grad = None if g is None else torch.tensor(g)
+        optimizer.step()
+    buffers = [optimizer.state[p].get("momentum_buffer") if p in optimizer.state else None for p in params]
+    return [None if b is None else b.detach().numpy().copy() for b in buffers]
+
+
+def check_buffers(ctx: Context, run: Run, state: dict) -> None:
+    """SGD's momentum buffers in the state dict saved after ``run.save_after`` steps, against torch.optim.SGD's
+    state[p]["momentum_buffer"]: a buffer in another form (lr kept inside it) steps the same at a fixed lr, but a
+    checkpoint holds what torch's would, under the keys optim.py's docstring names (check_state_keys)."""
+    if run.kind != "SGD" or not run.hyper.get("momentum"):
+        return
+    expected = ctx.expected("torch.optim.SGD's momentum buffers", torch_buffers, run)
+    for i, want in enumerate(expected):
+        key = f"momentum_buffer.{i}"
+        if want is None or key not in state:
+            continue
+        what = msg.OPTIM_BUFFER_WHAT.format(index=i, step=run.save_after)
+        yours = ctx.array(state[key], want.shape, what, hint=msg.HINT_SGD_BUFFER)
+        ctx.compare(yours, want, what, inputs=lambda i=i: run.inputs(i, run.save_after - 1),
+                    source=msg.OPTIM_BUFFER_SOURCE, hint=msg.HINT_SGD_BUFFER, tol=TOL)
 
 
 STATE_KEY = re.compile(r"[A-Za-z_]\w*\.(\d+)")
