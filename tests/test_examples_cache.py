@@ -216,11 +216,11 @@ def test_a_files_name_does_not_depend_on_what_another_thread_imports_meanwhile(c
 
 @pytest.mark.slow
 def test_a_warm_grade_of_the_loop_runs_no_torch_in_the_judge(cache):
-    """The reference fits of 5.4 and 5.5 and fit_torch's run of 6.1 are kept with the draws: graded warm, the judge
-    imports no torch at all (fit's train_epoch and evaluate compute in the oracles' helper process), and its verdicts
-    are the cold grade's."""
+    """The reference fits of 5.4 and 5.5, fit_torch's run of 6.1 and the sums 1.1's cost rung checks its answers
+    against are kept with the draws: graded warm, the judge imports no torch at all (fit's train_epoch and evaluate
+    compute in the oracles' helper process), and its verdicts are the cold grade's."""
     code = ("import json, sys; from graders.judge.grade import grade; "
-            f"report = grade({str(SOLUTIONS)!r}, task_ids=('5.4', '5.5', '6.1')); "
+            f"report = grade({str(SOLUTIONS)!r}, task_ids=('1.1', '5.4', '5.5', '6.1')); "
             "print(json.dumps([[r.task.id, r.status, r.message] for r in report.results]), 'torch' in sys.modules)")
     cold, warm = (subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
                   for _ in range(2))

@@ -23,6 +23,8 @@ MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(32 * 2**20), "MALLOC_TRIM_THRESHOLD_
 # What a worker (and a fork server) keeps of the judge's environment, and the PATH it gets: never the judge's
 # PATH, which names the judge's folders.
 KEPT_ENV = ("LANG", "LC_ALL", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+# A folder where each grade writes where its CPU went (graders.judge.profile): the speed benchmark's, never a user's.
+PROFILE_ENV = "AGL_PROFILE"
 WORKER_PATH = "/usr/local/bin:/usr/bin:/bin"
 PR_SET_PDEATHSIG = 1  # prctl: the signal a process gets when the thread that started it ends
 

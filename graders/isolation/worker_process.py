@@ -47,6 +47,7 @@ from graders.isolation.processes import (
     KEPT_ENV,
     MALLOC_ENV,
     PR_SET_PDEATHSIG,
+    PROFILE_ENV,
     THREADS_ENV,
     WORKER_PATH,
     children,
@@ -57,7 +58,7 @@ from graders.isolation.processes import (
 )
 from graders.submission.layout import STANDINS, Layout
 from graders.tasks import TORCH_MODULES, package_of
-from graders.worker import protocol
+from graders.worker import profiling, protocol
 
 # CUDA's driver and runtime (task 6.2) read these where a GPU is present.
 GPU_ENV = ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")
@@ -257,7 +258,12 @@ class Worker:
         self._current: str | None = None
         self._started: set[str] = set()
         self.starts = 0
+        self.round_trips = 0  # requests sent (a batch is one), for the speed benchmark's breakdown
         self.last_cpu_seconds = 0.0
+        # The speed benchmark's accounting ($AGL_PROFILE, graders.judge.profile): each worker process's CPU as last
+        # read, by its worker's pid, ended ones included (``account``). Off, nothing reads or keeps it.
+        self.profiling = bool(os.environ.get(PROFILE_ENV))
+        self._cpu_seen: dict[int, tuple[float, float, float]] = {}
         self.swept: list[str] = []  # what workers left in /tmp and the like, removed
         self._subreaper = _become_subreaper()
         # Why the last request's oracle calls were refused or failed (``Calls.failure``), in the student's terms: that
@@ -330,6 +336,8 @@ class Worker:
             env.update(THREADS_ENV | MALLOC_ENV, PATH=WORKER_PATH, HOME=work, TMPDIR=work, PYTHONHASHSEED="0",
                        MPLBACKEND="Agg")
             env.update({RUNTIME_ENV: str(iso.runtime(layout)), PACKAGES_ENV: str(iso.packages(layout, packages))})
+            if self.profiling:
+                env[profiling.ENV] = "1"
             block_autodiff = not (may_torch or standins)
             join, release = self.budget.joiner()
             before: set[int] = set()
@@ -443,15 +451,20 @@ class Worker:
     def stop(self) -> None:
         """Stop every worker process: kill each whole process group, anything it left behind, and close the pipes.
         Every process is signalled first, so that their ends (a pid namespace's, bubblewrap's) overlap."""
+        if self.profiling:
+            self.account()  # the CPU of each, before they end
         signalled = {key: signal_tree(process.popen) for key, process in self._processes.items()
                      if process.popen.poll() is None}
         for key in list(self._processes):
             self._stop(key, signalled.get(key))
 
     def _stop(self, key: str, signalled: list[int] | None = None) -> None:
-        process = self._processes.pop(key, None)
+        process = self._processes.get(key)
         if process is None:
             return
+        if self.profiling:
+            self._seen(process)  # its CPU, before it ends
+        del self._processes[key]
         pid = process.popen.pid
         if process.popen.poll() is None or signalled:  # not reaped yet, so its pid (and group id) is still its own
             # bubblewrap's own second process among those below (root, in our group), and a forked worker
@@ -531,6 +544,7 @@ class Worker:
         calls = self.calls(packages)  # what answers them ready: never a request's time
         deadline = time.monotonic() + timeout
         cpu_before = self._cpu_seconds(process) if measure_cpu else (0.0, 0.0)
+        self.round_trips += 1
         try:
             protocol.write_all(process.to_worker, protocol.encode({"verb": verb, "args": args}))
             reader = self._reader(process.from_worker, deadline, process.worker)
@@ -640,6 +654,43 @@ class Worker:
             except (OSError, ValueError, IndexError):
                 pass
         return live, ended
+
+    # ----- the speed benchmark's accounting -----
+    def account(self) -> dict[str, float]:
+        """What every worker process of this handle has spent so far, ended ones included, in CPU seconds: all of it
+        (``worker``: read by the judge from /proc) and the shares the workers say went to the student's code and to
+        the stand-ins (graders.worker.profiling: their word, for the benchmark only). Only with ``profiling``."""
+        for process in self._processes.values():
+            self._seen(process)
+        totals = [sum(seen[i] for seen in self._cpu_seen.values()) for i in range(3)]
+        return {"worker": totals[0], "student": totals[1], "standins": totals[2], "round_trips": self.round_trips,
+                "starts": self.starts}
+
+    def _seen(self, process: _Process) -> None:
+        """Read ``process``'s worker's CPU (/proc) and its last totals (its stdout log) into ``_cpu_seen``. A process
+        that cannot be read any more keeps its last reading."""
+        pid = process.worker.pid
+        cpu, student, standins = self._cpu_seen.get(pid, (0.0, 0.0, 0.0))
+        # A cold worker under bubblewrap is below bubblewrap's process: the tree, then.
+        tree = [pid] if process.worker is not process.popen else [pid, *descendants(pid)]
+        read = 0.0
+        for one in tree:
+            try:
+                with open(f"/proc/{one}/stat") as f:
+                    fields = f.read().rpartition(")")[2].split()
+                read += sum(int(v) for v in fields[11:13]) / _CLOCK_TICKS  # utime stime
+            except (OSError, ValueError, IndexError):
+                pass
+        cpu = max(cpu, read)
+        try:
+            with open(self.layout.log / f"{process.key}.stdout", "rb") as f:
+                f.seek(max(0, f.seek(0, os.SEEK_END) - 65536))
+                tail = f.read()
+            line = tail[tail.rindex(profiling.MARK) + len(profiling.MARK):].split(b"\n", 1)[0].split()
+            student, standins = float(line[0]), float(line[1])
+        except (OSError, ValueError, IndexError):
+            pass
+        self._cpu_seen[pid] = (cpu, student, standins)
 
     def last_words(self) -> str:
         """The last line the last-asked worker wrote to stderr, for a crash message (at most 200 characters)."""

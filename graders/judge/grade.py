@@ -23,7 +23,7 @@ import numpy as np
 from graders import __version__, messages
 from graders.isolation import sandbox
 from graders.isolation.worker_process import Worker
-from graders.judge import examples_cache, routing
+from graders.judge import examples_cache, profile, routing
 from graders.judge.checks import checks
 from graders.judge.checks.base import CheckFailed, Context, NotAttempted, Skip
 from graders.submission import layout
@@ -150,6 +150,7 @@ def grade(submission: Path, *, key: int | None = None, task_ids: tuple[str, ...]
     nothing done to the submission's folder changes the grade.
     """
     start = time.perf_counter()
+    profiled = profile.of(str(submission))  # the speed benchmark's breakdown; does nothing unless it asked
     stop = None if deadline is None else (time.monotonic() + deadline, deadline)
     chosen = sandbox.choose(isolation)
     lay = layout.lay_out(Path(submission), sandbox.scratch_parent(chosen, scratch))
@@ -162,12 +163,17 @@ def grade(submission: Path, *, key: int | None = None, task_ids: tuple[str, ...]
         # Without bubblewrap the folders around the submission (its classmates') are hidden from the workers.
         with routing.worker(lay, chosen, preload=preload, beside=(where.parent, where.parent.parent)) as worker:
             # The workers start (two import torch) while the judge imports its checks, and torch beside them.
+            profiled.started(worker)
             routing.start(worker, tasks)
             importing = import_torch_beside(tasks, key)
             table = checks()
-            results = [run_task(task, table[task.id], worker, lay, key, stop) for task in tasks]
+            results = []
+            for task in tasks:
+                with profiled.task(task.id):
+                    results.append(run_task(task, table[task.id], worker, lay, key, stop))
             if importing is not None:
                 importing.join()  # never left running at exit
     finally:
         lay.cleanup()
+    profiled.write()
     return Report(str(submission), results, time.perf_counter() - start, chosen.describe(), key, versions())

@@ -344,7 +344,8 @@ def unbroadcast_cost_sets(ctx: Context) -> list[tuple[np.ndarray, tuple]]:
 
 def check_unbroadcast_cost(ctx: Context) -> CheckFailed | None:
     """unbroadcast on large gradients, its CPU time against the judge's own numpy sum of them (graders.judge.
-    yardstick); every answer timed is checked (a wrong one is returned, as by check_cost)."""
+    yardstick); every answer timed is checked (a wrong one is returned, as by check_cost) against torch's sums,
+    kept with the draws as the drawn examples' are: a grade with a kept key imports no torch in the judge for them."""
     sets = unbroadcast_cost_sets(ctx)
     shapes = " and ".join(f"{grad.shape} to {target}" for grad, target in sets[1:])
     head = msg.header(ctx.task, op="unbroadcast", shapes=shapes, limit=UNBROADCAST_COST, repeat=UNBROADCAST_REPEAT,
@@ -355,7 +356,8 @@ def check_unbroadcast_cost(ctx: Context) -> CheckFailed | None:
             ctx.fail("the answers of unbroadcast", "something else", f"{len(sets)} answers")
         for (grad, target), answer in zip(sets, answers):
             yours = ctx.array(answer, target, f"unbroadcast(grad of shape {grad.shape}, {target})")
-            ctx.compare(yours, _unbroadcast_expected(grad, target), f"unbroadcast(grad, {target})",
+            ctx.compare(yours, ctx.expected("unbroadcast", _unbroadcast_expected, grad, target),
+                        f"unbroadcast(grad, {target})",
                         inputs=[msg.UNBROADCAST_INPUT.format(value=msg.array_text(grad))],
                         source=msg.UNBROADCAST_SOURCE, hint=msg.HINT_UNBROADCAST)
 
