@@ -58,7 +58,7 @@ from graders.isolation.processes import (
 )
 from graders.submission.layout import STANDINS, Layout
 from graders.tasks import TORCH_MODULES, package_of
-from graders.worker import profiling, protocol
+from graders.worker import protocol
 
 # CUDA's driver and runtime (task 6.2) read these where a GPU is present.
 GPU_ENV = ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")
@@ -337,7 +337,7 @@ class Worker:
                        MPLBACKEND="Agg")
             env.update({RUNTIME_ENV: str(iso.runtime(layout)), PACKAGES_ENV: str(iso.packages(layout, packages))})
             if self.profiling:
-                env[profiling.ENV] = "1"
+                env[protocol.PROFILE_ENV] = "1"
             block_autodiff = not (may_torch or standins)
             join, release = self.budget.joiner()
             before: set[int] = set()
@@ -659,7 +659,7 @@ class Worker:
     def account(self) -> dict[str, float]:
         """What every worker process of this handle has spent so far, ended ones included, in CPU seconds: all of it
         (``worker``: read by the judge from /proc) and the shares the workers say went to the student's code and to
-        the stand-ins (graders.worker.profiling: their word, for the benchmark only). Only with ``profiling``."""
+        the stand-ins (graders.worker.profiling's: their word, for the benchmark only). Only with ``profiling``."""
         for process in self._processes.values():
             self._seen(process)
         totals = [sum(seen[i] for seen in self._cpu_seen.values()) for i in range(3)]
@@ -686,7 +686,7 @@ class Worker:
             with open(self.layout.log / f"{process.key}.stdout", "rb") as f:
                 f.seek(max(0, f.seek(0, os.SEEK_END) - 65536))
                 tail = f.read()
-            line = tail[tail.rindex(profiling.MARK) + len(profiling.MARK):].split(b"\n", 1)[0].split()
+            line = tail[tail.rindex(protocol.PROFILE_MARK) + len(protocol.PROFILE_MARK):].split(b"\n", 1)[0].split()
             student, standins = float(line[0]), float(line[1])
         except (OSError, ValueError, IndexError):
             pass

@@ -21,8 +21,9 @@ import signal
 import sys
 import time
 
-ENV = "AGL_WORKER_PROFILE"
-MARK = b"\x1eagl-profile"  # a line: MARK, then the student's, the stand-ins' and all CPU seconds of this process
+from .protocol import PROFILE_ENV as ENV  # the wire's: the judge sets the one and reads the other
+from .protocol import PROFILE_MARK as MARK
+
 INTERVAL = 0.002  # seconds of CPU between samples: about 1 % of a worker's CPU for the handler
 REPORT_EVERY = 0.1  # seconds of CPU between reports in the middle of a long request
 
