@@ -368,10 +368,11 @@ def run_model(steps) -> tuple[list[_Value], list[tuple[str | None, list[np.ndarr
     return made, outcomes
 
 
-def shared_calls(steps) -> list[bool]:
+def shared_calls(steps, modelled=None) -> list[bool]:
     """For each backward step: whether it walks back through an op an earlier call walked (a subgraph shared with
-    it), where PyTorch without retain_graph may raise instead of adding the sum of both calls' gradients."""
-    makes, (model, outcomes) = tensors_made(steps), run_model(steps)
+    it), where PyTorch without retain_graph may raise instead of adding the sum of both calls' gradients.
+    ``modelled``: run_model(steps), where the caller has it already."""
+    makes, (model, outcomes) = tensors_made(steps), modelled or run_model(steps)
 
     def ops_under(index: int) -> set[int]:
         if makes[index]["do"] == "leaf" or not model[index].requires_grad:
@@ -579,11 +580,12 @@ def check_program(ctx: Context, steps) -> None:
     PyTorch does once it has freed them; nothing after it is then checked (what it leaves is PyTorch's own)."""
     doing = "running a program of backward() calls"
     answer = ctx.ask("program", doing, package=ctx.task.route.package, steps=steps)
-    expected = expected_program(steps)
+    modelled = run_model(steps)
+    expected = modelled[1]
     if len(answer.outcomes) != len(expected):
         raise ctx.incomplete(doing)
     calls = [step for step in steps if step["do"] == "backward"]
-    shared = shared_calls(steps)
+    shared = shared_calls(steps, modelled)
     for call, (outcome, (raised, grads), step) in enumerate(zip(answer.outcomes, expected, calls), start=1):
         where, hint = f"call {call} of this program", _hint_for(steps, step, shared[call - 1])
         if raised is None and outcome.did_raise and shared[call - 1] and _pytorchs_refusal(outcome.raised):
