@@ -671,17 +671,7 @@ class Worker:
         that cannot be read any more keeps its last reading."""
         pid = process.worker.pid
         cpu, student, standins = self._cpu_seen.get(pid, (0.0, 0.0, 0.0))
-        # A cold worker under bubblewrap is below bubblewrap's process: the tree, then.
-        tree = [pid] if process.worker is not process.popen else [pid, *descendants(pid)]
-        read = 0.0
-        for one in tree:
-            try:
-                with open(f"/proc/{one}/stat") as f:
-                    fields = f.read().rpartition(")")[2].split()
-                read += sum(int(v) for v in fields[11:13]) / _CLOCK_TICKS  # utime stime
-            except (OSError, ValueError, IndexError):
-                pass
-        cpu = max(cpu, read)
+        cpu = max(cpu, *self._cpu_seconds(process))  # the tree's, as the cost rungs read it
         try:
             with open(self.layout.log / f"{process.key}.stdout", "rb") as f:
                 f.seek(max(0, f.seek(0, os.SEEK_END) - 65536))
