@@ -36,7 +36,6 @@ import secrets
 import select
 import shutil
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -49,6 +48,7 @@ from traitlets.config import Application
 
 from graders import messages as msg
 from graders.classgrade import pool
+from graders.files import atomic_write
 from graders.results.plain import safe_result
 from graders.tasks import BY_ID, GRADE_DEADLINE
 
@@ -345,15 +345,7 @@ def keep_results(resources, result: dict) -> None:
     seconds = time.monotonic() - started if isinstance(started, float) else 0.0
     text = json.dumps({**result, "autograd_lab_seconds": round(seconds, 1)}, indent=2, sort_keys=True) + "\n"
     with contextlib.suppress(OSError):
-        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".autograd_lab_results.")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as file:
-                file.write(text)
-            os.replace(temporary, folder / RESULTS_FILE)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
+        atomic_write(folder / RESULTS_FILE, text)
 
 
 class JailedKernelManager(AsyncKernelManager):

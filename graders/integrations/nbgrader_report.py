@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import stat
 from pathlib import Path
 
 from graders import messages as msg
 from graders.classgrade import batch, gradebook
 from graders.classgrade.gradebook import Record
 from graders.integrations.nbgrader_judge import RESULTS_FILE
+from graders.isolation import work_files
 from graders.results.scorecard import dumps
 from graders.tasks import BY_ID
 
@@ -28,19 +27,15 @@ SECONDS = "autograd_lab_seconds"  # the grade's seconds, which JudgeScores adds 
 
 
 def _read(path: Path) -> dict | None:
-    """The JSON object at ``path``, opened without following a link and read up to MAX_BYTES; None otherwise."""
+    """The JSON object at ``path``: a regular file (a link is not followed, a FIFO not waited on) of at most
+    MAX_BYTES, read as the judge reads a worker's files (graders.isolation.work_files); None otherwise."""
     try:
-        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    with os.fdopen(handle, "rb") as file:
-        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):  # a FIFO or a device is no scorecard
-            return None
-        data = file.read(MAX_BYTES + 1)
-    if len(data) > MAX_BYTES:
+        with work_files.opened(path.parent) as folder:
+            data = work_files.read(folder, path.name, limit=MAX_BYTES)
+    except (work_files.Unreachable, work_files.NotAFile, OSError):
         return None
     try:
-        value = json.loads(data.decode("utf-8", errors="replace"))
+        value = json.loads(data.decode("utf-8", errors="replace")) if data is not None else None
     except ValueError:
         return None
     return value if isinstance(value, dict) else None

@@ -71,9 +71,10 @@ def names(folder: int) -> list[str]:
     return sorted(os.listdir(folder))[:MAX_NAMES]
 
 
-def read(folder: int, name: str) -> bytes | None:
+def read(folder: int, name: str, limit: int | None = None) -> bytes | None:
     """The bytes of the regular file ``name`` in the folder, or None where there is no such name; NotAFile
-    where it is something else, or larger than MAX_FILE_BYTES."""
+    where it is something else, or larger than ``limit`` bytes (MAX_FILE_BYTES unless given)."""
+    limit = MAX_FILE_BYTES if limit is None else limit
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC,
                      dir_fd=folder)
@@ -86,9 +87,9 @@ def read(folder: int, name: str) -> bytes | None:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise NotAFile(_kind(info.st_mode))
-        if info.st_size > MAX_FILE_BYTES:
-            raise NotAFile(f"a file of {info.st_size} bytes (the judge reads at most {MAX_FILE_BYTES})")
-        chunks, left = [], MAX_FILE_BYTES + 1
+        if info.st_size > limit:
+            raise NotAFile(f"a file of {info.st_size} bytes (the judge reads at most {limit})")
+        chunks, left = [], limit + 1
         while left > 0:
             chunk = os.read(fd, min(left, 2**20))
             if not chunk:
@@ -96,8 +97,8 @@ def read(folder: int, name: str) -> bytes | None:
             chunks.append(chunk)
             left -= len(chunk)
         data = b"".join(chunks)
-        if len(data) > MAX_FILE_BYTES:  # it grew while it was read
-            raise NotAFile(f"a file of more than {MAX_FILE_BYTES} bytes")
+        if len(data) > limit:  # it grew while it was read
+            raise NotAFile(f"a file of more than {limit} bytes")
         return data
     finally:
         os.close(fd)
