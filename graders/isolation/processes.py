@@ -29,6 +29,20 @@ WORKER_PATH = "/usr/local/bin:/usr/bin:/bin"
 PR_SET_PDEATHSIG = 1  # prctl: the signal a process gets when the thread that started it ends
 
 
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")  # /proc's unit of CPU time
+
+
+def stat_cpu(pid: int, *, waited: bool = False) -> float:
+    """The CPU seconds /proc/<pid>/stat gives ``pid`` (utime + stime), with ``waited`` those of the children it
+    waited for too (cutime + cstime); 0 for a process that has ended or cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+        return sum(int(v) for v in fields[11:15 if waited else 13]) / CLOCK_TICKS
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def parents() -> dict[int, int]:
     """Every process's parent, from /proc."""
     found = {}

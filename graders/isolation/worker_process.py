@@ -44,6 +44,7 @@ import numpy as np
 from graders import messages as msg
 from graders.isolation import bubblewrap, budget, forkserver, sandbox, uids, work_files
 from graders.isolation.processes import (
+    CLOCK_TICKS,
     KEPT_ENV,
     MALLOC_ENV,
     PR_SET_PDEATHSIG,
@@ -55,6 +56,7 @@ from graders.isolation.processes import (
     kill_tree,
     parents,
     signal_tree,
+    stat_cpu,
 )
 from graders.submission.layout import STANDINS, Layout
 from graders.tasks import TORCH_MODULES, package_of
@@ -63,7 +65,6 @@ from graders.worker import protocol
 # CUDA's driver and runtime (task 6.2) read these where a GPU is present.
 GPU_ENV = ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")
 RUNTIME_ENV, PACKAGES_ENV = "AGL_WORKER_RUNTIME", "AGL_WORKER_PACKAGES"
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 POLL_SECONDS = 0.2  # how often a judge waiting for an answer checks that the worker still runs
 # The packages whose student module may import torch (docs/contract.md); every other worker refuses it.
 TORCH_PACKAGES = tuple(package_of(module) for module in TORCH_MODULES)
@@ -161,7 +162,7 @@ def _cpu_spent(before: tuple[float, float], after: tuple[float, float]) -> float
     """The CPU seconds between two ``Worker._cpu_seconds``: the precise count of live threads, unless the tick
     count grew by more than its own granularity beyond it (work done in a thread or a child that has ended)."""
     live, ended = after[0] - before[0], after[1] - before[1]
-    return ended if ended > live + 2 / _CLOCK_TICKS else live
+    return ended if ended > live + 2 / CLOCK_TICKS else live
 
 
 def _launcher(request_fd: int, response_fd: int, preload: tuple[str, ...], refuse: dict[str, str]) -> list[str]:
@@ -647,12 +648,7 @@ class Worker:
                         live += int(f.read().split()[0]) / 1e9
                 except (OSError, ValueError, IndexError):
                     pass
-            try:
-                with open(f"/proc/{pid}/stat") as f:
-                    fields = f.read().rpartition(")")[2].split()
-                ended += sum(int(v) for v in fields[11:15]) / _CLOCK_TICKS  # utime stime cutime cstime
-            except (OSError, ValueError, IndexError):
-                pass
+            ended += stat_cpu(pid, waited=True)
         return live, ended
 
     # ----- the speed benchmark's accounting -----

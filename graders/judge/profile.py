@@ -28,24 +28,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from graders.isolation import forkserver
-from graders.isolation.processes import PROFILE_ENV
+from graders.isolation.processes import PROFILE_ENV, stat_cpu
 from graders.judge import oracles
-
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-FIELDS = ("wall", "judge", "worker", "student", "standins", "starts")
-
-
-def _proc_cpu(pids) -> float:
-    """utime + stime of each of ``pids``, in seconds; one that has ended counts none."""
-    total = 0.0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rpartition(")")[2].split()
-            total += sum(int(v) for v in fields[11:13]) / _CLOCK_TICKS
-        except (OSError, ValueError, IndexError):
-            pass
-    return total
 
 
 def _rusage(who: int) -> float:
@@ -62,7 +46,7 @@ class Reading:
                        "children": _rusage(resource.RUSAGE_CHILDREN)}
         for name, pids in (("helper", oracles.pids()), ("servers", forkserver.pids())):
             for pid in pids:
-                profile.seen[(name, pid)] = max(profile.seen.get((name, pid), 0.0), _proc_cpu([pid]))
+                profile.seen[(name, pid)] = max(profile.seen.get((name, pid), 0.0), stat_cpu(pid))
             self.values[name] = sum(value for (kind, _), value in profile.seen.items() if kind == name)
         account = worker.account() if worker is not None else {}
         for name in ("worker", "student", "standins", "round_trips", "starts"):
