@@ -217,14 +217,17 @@ def test_a_files_name_does_not_depend_on_what_another_thread_imports_meanwhile(c
 @pytest.mark.slow
 def test_a_warm_grade_of_the_loop_runs_no_torch_in_the_judge(cache):
     """The reference fits of 5.4 and 5.5, fit_torch's run of 6.1 and the sums 1.1's cost rung checks its answers
-    against are kept with the draws: graded warm, the judge imports no torch at all (fit's train_epoch and evaluate
-    compute in the oracles' helper process), and its verdicts are the cold grade's."""
-    code = ("import json, sys; from graders.judge.grade import grade; "
+    against are kept with the draws, and so are the answers of the oracles' helper (fit's train_epoch and evaluate,
+    the lesson's replay): graded warm, no torch runs for the judge at all, neither in its process nor in a helper
+    (none starts), and its verdicts are the cold grade's."""
+    code = ("import json, sys; from graders.judge.grade import grade; from graders.judge import oracles; "
             f"report = grade({str(SOLUTIONS)!r}, task_ids=('1.1', '5.4', '5.5', '6.1')); "
-            "print(json.dumps([[r.task.id, r.status, r.message] for r in report.results]), 'torch' in sys.modules)")
+            "print(json.dumps([[r.task.id, r.status, r.message] for r in report.results]), 'torch' in sys.modules, "
+            "oracles._helper is not None)")
     cold, warm = (subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
                   for _ in range(2))
     assert cold.returncode == warm.returncode == 0, cold.stderr[-2000:] + warm.stderr[-2000:]
-    verdicts, imported = cold.stdout.rsplit(" ", 1)
-    assert imported.strip() == "True" and all(status == "passed" for _, status, _ in json.loads(verdicts))
-    assert warm.stdout.rsplit(" ", 1) == [verdicts, "False\n"]
+    verdicts, imported, helper = cold.stdout.rsplit(" ", 2)
+    assert imported == "True" and helper.strip() == "True"
+    assert all(status == "passed" for _, status, _ in json.loads(verdicts))
+    assert warm.stdout.rsplit(" ", 2) == [verdicts, "False", "False\n"]

@@ -137,7 +137,7 @@ def test_a_helpers_failure_is_the_requests(monkeypatch, timed_out):
     code gets the refusal and the request fails with it."""
     calls = routing.Calls(BY_ID["5.5"].route.group)
 
-    def failing(name, args, deadline):
+    def failing(name, args, deadline, waited=None):
         raise oracles.Failed("the given evaluate your fit asked for failed", timed_out=timed_out)
 
     monkeypatch.setattr(oracles, "answer", failing)
@@ -148,6 +148,82 @@ def test_a_helpers_failure_is_the_requests(monkeypatch, timed_out):
     else:
         assert calls(call, time.monotonic() + 10) == {"refused": "the given evaluate your fit asked for failed"}
     assert calls.failure == "the given evaluate your fit asked for failed"
+
+
+# ----- kept: an answer is its arguments' alone, so a judge asks the helper once for it -----
+
+
+class FakeHelper:
+    """Stands in for the helper: answers train_epoch as a dict of arrays and numbers, and counts what it was asked."""
+
+    def __init__(self):
+        self.asked: list[tuple[str, float]] = []
+
+    def ask(self, name, args, deadline):
+        self.asked.append((name, deadline))
+        return {"params": [w * 0.5 for w in args["params"]], "state": {}, "loss": 0.1 + 0.2}
+
+    def running(self):
+        return True
+
+
+@pytest.fixture
+def fake_helper(tmp_path, monkeypatch):
+    """A fake helper, a cache folder of the test's own and an empty memory of kept answers."""
+    helper = FakeHelper()
+    monkeypatch.setenv("AUTOGRAD_LAB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(oracles, "KEPT", oracles.Kept())
+    monkeypatch.setattr(oracles, "_running", lambda: helper)
+    monkeypatch.setattr(oracles, "wait_ready", lambda timeout=oracles.READY_TIMEOUT: 0.0)
+    return helper
+
+
+def same(a, b) -> bool:
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(map(same, a, b))
+    if isinstance(a, np.ndarray):
+        return isinstance(b, np.ndarray) and a.dtype == b.dtype and np.array_equal(a, b)
+    return type(a) is type(b) and a == b
+
+
+def test_a_kept_answer_is_the_helpers_bit_for_bit_and_the_helper_is_asked_once(fake_helper, tmp_path):
+    """Asked again, in the same judge (memory) or in the next one (the kept frame), the answer is the helper's first,
+    the same float64 values; a kept frame that is damaged is asked of the helper again."""
+    args = epoch_args(network(1, 4, 1), batches(12, 4))
+    first = oracles.answer("train_epoch", args, time.monotonic() + 10)
+    again = oracles.answer("train_epoch", args, time.monotonic() + 10)
+    assert len(fake_helper.asked) == 1 and same(first, again) and first is not again
+    oracles.KEPT.memory.clear()  # the next judge process: what the cache folder holds
+    [frame] = (tmp_path / "cache").rglob("train_epoch-*.frame")
+    assert all(folder.stat().st_mode & 0o777 == 0o700 for folder in (frame.parent, frame.parent.parent))
+    assert same(oracles.answer("train_epoch", args, time.monotonic() + 10), first)
+    assert len(fake_helper.asked) == 1
+    other = epoch_args(network(1, 4, 1), batches(12, 4))  # other arguments: another answer
+    oracles.answer("train_epoch", other, time.monotonic() + 10)
+    assert len(fake_helper.asked) == 2
+    oracles.KEPT.memory.clear()
+    frame.write_bytes(frame.read_bytes()[:-3])
+    assert same(oracles.answer("train_epoch", args, time.monotonic() + 10), first) and len(fake_helper.asked) == 3
+
+
+def test_with_the_cache_off_every_answer_is_the_helpers(fake_helper, monkeypatch):
+    monkeypatch.setenv("AUTOGRAD_LAB_CACHE", "off")
+    args = epoch_args(network(1, 4, 1), batches(12, 4))
+    for _ in range(2):
+        oracles.answer("train_epoch", args, time.monotonic() + 10)
+    assert len(fake_helper.asked) == 2 and not oracles.KEPT.memory
+
+
+def test_a_helper_started_for_an_answer_is_waited_for_off_the_requests_clock(fake_helper, monkeypatch):
+    """A grade whose answers were all kept starts no helper; the first answer that is not kept starts it, and the
+    request that asked waits for its start without that wait counting: its deadline moves by it."""
+    monkeypatch.setattr(oracles, "wait_ready", lambda timeout=oracles.READY_TIMEOUT: 3.0)
+    calls = routing.Calls(BY_ID["5.5"].route.group)
+    deadline = time.monotonic() + 1
+    calls({"name": "train_epoch", "args": epoch_args(network(1, 4, 1), batches(12, 4))}, deadline)
+    assert fake_helper.asked == [("train_epoch", deadline + 3.0)] and calls.waited == 3.0
 
 
 # ----- the helper: torch outside the judge, in a memory cap, by the deadline -----

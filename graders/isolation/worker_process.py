@@ -81,6 +81,7 @@ class Calls(Protocol):
     the process that answers it, once whatever computes them is ready (never on the request's clock)."""
 
     failure: str | None  # why a call of this request was refused or failed: the request fails with it
+    waited: float  # seconds the calls waited for what computes them to start: the request's deadline moves by them
 
     def __call__(self, call, deadline: float) -> dict:
         """The answer to a worker's ask_judge, by ``deadline`` (time.monotonic()): {"value": ...} or {"refused":
@@ -548,11 +549,11 @@ class Worker:
         self.round_trips += 1
         try:
             protocol.write_all(process.to_worker, protocol.encode({"verb": verb, "args": args}))
-            reader = self._reader(process.from_worker, deadline, process.worker)
+            reader = self._reader(process.from_worker, lambda: deadline + calls.waited, process.worker)
             reply = protocol.decode(reader)
             while isinstance(reply, dict) and set(reply) == {"call"}:
                 try:
-                    answer = calls(reply["call"], deadline)
+                    answer = calls(reply["call"], deadline + calls.waited)
                 finally:
                     self.oracle_failure = calls.failure
                 protocol.write_all(process.to_worker, protocol.encode(answer))
@@ -614,13 +615,13 @@ class Worker:
         return self.route(first["verb"], first["args"])
 
     @staticmethod
-    def _reader(fd: int, deadline: float, popen: subprocess.Popen):
-        """``read_exactly`` over the response pipe, until ``deadline``. A worker that exited counts as gone
+    def _reader(fd: int, deadline: Callable[[], float], popen: subprocess.Popen):
+        """``read_exactly`` over the response pipe, until ``deadline()``. A worker that exited counts as gone
         at once, even while something it started still holds the pipe open (no EOF would ever come)."""
 
         def wait_readable() -> None:
             while True:
-                remaining = deadline - time.monotonic()
+                remaining = deadline() - time.monotonic()
                 if remaining <= 0:
                     raise WorkerTimedOut()
                 if select.select([fd], [], [], min(remaining, POLL_SECONDS))[0]:

@@ -4,7 +4,7 @@ A check's ``forall`` draws its examples with Hypothesis, derandomized or seeded 
 always draws the same examples in the same order. Drawing them is most of a grade's time, and every
 submission graded with the key would pay for it again. This cache keeps them, one file per call of
 ``forall``, under a folder named by everything the draw depends on: the graders' source, the given code and
-the versions of Python, numpy and Hypothesis, and whether CUDA is there (its witness confirms every
+the versions of Python, numpy, torch and Hypothesis, and whether CUDA is there (its witness confirms every
 expected value). A change of any of them starts a fresh folder.
 
 What is cached is only what Hypothesis drew (arrays, numbers, shapes, the checks' own small setups), never a
@@ -28,6 +28,7 @@ import re
 import shutil
 import time
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 
 import hypothesis
@@ -63,6 +64,7 @@ def fingerprint() -> str:
     # The device too: on a machine with CUDA every expected value was also confirmed on it (reference.py).
     text = json.dumps({"autograd-lab": __version__, "graders": paths.graders_fingerprint(),
                        "python": platform.python_version(), "numpy": np.__version__,
+                       "torch": metadata.version("torch"),  # the expected runs and the helper's answers are torch's
                        "hypothesis": hypothesis.__version__,
                        "devices": "cpu, cuda" if reference.cuda_available() else "cpu"}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:24]
@@ -78,6 +80,48 @@ def entry(task: str, index: int, strategy, examples: int, key: int | None) -> Pa
     named = hashlib.sha256(f"{task}|{index}|{examples}|{described}".encode()).hexdigest()[:24]
     seeded = "derandomized" if key is None else f"key-{key}"
     return root / fingerprint() / seeded / f"{task}-{index}-{named}.pickle"
+
+
+def answer_entry(oracle: str, digest: str) -> Path | None:
+    """The file of the judge's helper's answer to ``oracle`` with the arguments ``digest`` names
+    (graders.judge.oracles.Kept), or None when the cache is off: beside the draws, for every key alike (an answer
+    depends on its arguments alone)."""
+    root = folder()
+    return None if root is None else root / fingerprint() / "answers" / f"{oracle}-{digest[:40]}.frame"
+
+
+def read_answer(path: Path | None, limit: int) -> bytes | None:
+    """The bytes kept at ``path`` (at most ``limit``), or None: nothing kept, or more than ``limit``."""
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError:
+        return None
+    return data if len(data) <= limit else None
+
+
+def save_answer(path: Path | None, frame: bytes) -> None:
+    """Keep an answer's frame at ``path``; a folder that cannot be written only means asking the helper again."""
+    if path is None:
+        return
+    try:
+        _private(path.parent.parent)
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        files.atomic_write(path, frame)
+    except OSError:
+        pass
+
+
+def _private(fingerprinted: Path) -> None:
+    """Make ``<folder>/<fingerprint>`` (private: the draws are the instructor's), pruning what other versions of the
+    graders left the first time."""
+    fingerprinted.parent.mkdir(parents=True, exist_ok=True)
+    if not fingerprinted.exists():
+        _prune(fingerprinted.parent)
+    fingerprinted.mkdir(mode=0o700, exist_ok=True)
+    fingerprinted.chmod(0o700)  # whatever the umask
 
 
 def kept(task: str, key: int | None) -> bool:
@@ -142,12 +186,7 @@ def save(path: Path | None, kept: Kept) -> None:
     if path is None or not kept.changed:
         return
     try:
-        private = path.parent.parent  # <folder>/<fingerprint>/<key>/<file>, as entry() named it
-        private.parent.mkdir(parents=True, exist_ok=True)
-        if not private.exists():
-            _prune(private.parent)
-        private.mkdir(mode=0o700, exist_ok=True)
-        private.chmod(0o700)  # whatever the umask: the draws are the instructor's
+        _private(path.parent.parent)  # <folder>/<fingerprint>/<key>/<file>, as entry() named it
         path.parent.mkdir(mode=0o700, exist_ok=True)
         files.atomic_write(path, pickle.dumps((kept.draws, kept.expected), protocol=pickle.HIGHEST_PROTOCOL))
         kept.stored = len(kept.expected)

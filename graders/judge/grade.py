@@ -88,14 +88,20 @@ def versions() -> dict:
             "hypothesis": hypothesis.__version__}
 
 
+def loop_kept(tasks: list[Task], key: int | None) -> bool:
+    """Whether a grade with ``key`` has kept the expected values of every loop task among ``tasks`` (5.1 to 6.2:
+    ``examples_cache.kept``). Then the judge imports no torch beside the first tasks, and its helper starts only
+    for an answer it has not kept (graders.judge.oracles.Kept): a grade like an earlier one needs neither."""
+    return all(examples_cache.kept(task.id, key) for task in tasks if task.module in ("train", "torch_loop"))
+
+
 def import_torch_beside(tasks: list[Task], key: int | None) -> threading.Thread | None:
     """Import torch in a thread of its own while the first tasks run, when the judge will need it: for the expected
-    runs of 5.1 to 6.2, unless a grade with this key has kept every one of them (``examples_cache.kept``; the loop's
+    runs of 5.1 to 6.2, unless a grade with this key has kept every one of them (``loop_kept``; the loop's
     oracles, train_epoch and evaluate, compute in a helper process of their own: graders.judge.oracles). A task that
     needs it sooner (a cold grade), or a value that was not kept (a known mistake's run), waits for the import (the
     module's lock)."""
-    looped = [task for task in tasks if task.module in ("train", "torch_loop")]
-    if "torch" in sys.modules or all(examples_cache.kept(task.id, key) for task in looped):
+    if "torch" in sys.modules or loop_kept(tasks, key):
         return None
     thread = threading.Thread(target=importlib.import_module, args=("torch",), name="import torch", daemon=True)
     thread.start()
@@ -164,7 +170,7 @@ def grade(submission: Path, *, key: int | None = None, task_ids: tuple[str, ...]
         with routing.worker(lay, chosen, preload=preload, beside=(where.parent, where.parent.parent)) as worker:
             # The workers start (two import torch) while the judge imports its checks, and torch beside them.
             profiled.started(worker)
-            routing.start(worker, tasks)
+            routing.start(worker, tasks, helper=not loop_kept(tasks, key))
             importing = import_torch_beside(tasks, key)
             table = checks()
             results = []

@@ -18,6 +18,13 @@ The asker is untrusted, so every oracle is bounded and charged to it:
   (``PR_SET_PDEATHSIG``). Once its imports are done, its address space is capped at
   what they took plus ``HELPER_HEADROOM`` (``RLIMIT_AS``), and an answer not back by the asking request's deadline
   gets it killed (a fresh one is started at once, for the next request).
+- **Kept.** An answer is a function of its checked arguments alone (the same torch, the same reference), so the judge
+  keeps each by a digest of them (``Kept``): in memory for the judge's life and, where the examples cache is on,
+  beside the draws (graders.judge.examples_cache), as the helper's frame. Every correct fit of a class asks the same
+  runs, and a grade whose every answer is kept never starts the helper: it starts at the first answer that is not
+  kept, and the request that asked waits for it without the wait counting against its deadline (``Calls.waited``).
+  The kept frame holds the same float64 values the helper sent: a kept answer and a computed one give the same
+  grade, byte for byte.
 - **Charged.** A refusal or a failure (too large, too many calls, past the deadline, out of memory, a helper that
   stopped) is raised in the student's code as a ValueError, and fails the request that asked whatever that code
   did with it (``Worker.oracle_failure``, read by ``Context.ask``), with a message in the student's terms
@@ -36,6 +43,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -57,6 +66,8 @@ HELPER_HEADROOM = 512 * 2**20  # the helper's address space beyond its imports: 
 READY_TIMEOUT = 60.0  # seconds the helper may take to import torch on a loaded machine
 REPLAY_TIMEOUT = 120.0  # seconds for the lesson's replay (about 1 s; a loaded machine's 2 cores are shared)
 STOP_WAIT = 2.0  # seconds a helper whose pipe closed is given to be gone, for its exit status
+KEPT_IN_MEMORY = 4096  # answers a judge keeps in memory: a class's fits ask a few dozen distinct runs each
+MAX_KEPT_FRAME = 2**20  # bytes of one kept answer: the lesson's replay (97 weights, 300 losses) takes about 6 KiB
 ROOT_ENV = "AGL_ORACLE_ROOT"
 
 
@@ -453,16 +464,111 @@ def start() -> None:
     _running()
 
 
-def wait_ready(timeout: float = READY_TIMEOUT) -> None:
-    """Wait until this judge's helper serves, before a request that may ask it starts its clock: the helper's start
-    never counts against a request. A helper that cannot start is the grader's failure (RuntimeError)."""
+def wait_ready(timeout: float = READY_TIMEOUT) -> float:
+    """Wait until this judge's helper serves (starting it where it is not running), before a request that may ask it
+    starts its clock: the helper's start never counts against a request. The seconds waited; a helper that cannot
+    start is the grader's failure (RuntimeError)."""
+    began = time.monotonic()
     if not _running().wait_ready(timeout):
         raise RuntimeError("the judge's helper for train_epoch and evaluate did not start")
+    return time.monotonic() - began
 
 
-def answer(name: str, args, deadline: float):
+def wait_if_started(timeout: float = READY_TIMEOUT) -> None:
+    """``wait_ready`` where a helper was started (a grade whose answers are not all kept starts it with the grade);
+    where none was, nothing: the first answer that is not kept starts it (``answer``)."""
+    if _helper is not None and _helper.running():
+        wait_ready(timeout)
+
+
+class Kept:
+    """The helper's answers by a digest of their checked arguments: in memory (the last KEPT_IN_MEMORY), and where the
+    examples cache is on, in its folder as the frames the helper sent (graders.worker.protocol: data, never code).
+    Off with the cache: then every answer is computed."""
+
+    def __init__(self):
+        self.memory: OrderedDict[str, bytes] = OrderedDict()
+        self.lock = threading.Lock()
+
+    @staticmethod
+    def key(name: str, checked: dict) -> tuple[str, object] | None:
+        """The digest that names ``name``'s answer to ``checked`` and the file it is kept in; None when the cache is
+        off."""
+        from graders.judge import examples_cache  # the judge's: never imported by the helper
+
+        if examples_cache.folder() is None:
+            return None
+        digest = examples_cache.digest(f"oracle {name}", checked)
+        return digest, examples_cache.answer_entry(name, digest)
+
+    def get(self, key: tuple[str, object] | None):
+        """The kept answer, decoded afresh (no caller shares its arrays), or None."""
+        if key is None:
+            return None
+        digest, path = key
+        with self.lock:
+            frame = self.memory.get(digest)
+        if frame is None:
+            from graders.judge import examples_cache
+
+            frame = examples_cache.read_answer(path, MAX_KEPT_FRAME)
+            if frame is None:
+                return None
+        try:
+            value = protocol.decode_bytes(frame)
+        except protocol.ProtocolError:
+            return None
+        self._remember(digest, frame)
+        return value
+
+    def put(self, key: tuple[str, object] | None, value) -> None:
+        """Keep ``value``, the helper's answer."""
+        if key is None:
+            return
+        from graders.judge import examples_cache
+
+        digest, path = key
+        frame = protocol.encode(value)
+        if len(frame) <= MAX_KEPT_FRAME:
+            self._remember(digest, frame)
+            examples_cache.save_answer(path, frame)
+
+    def _remember(self, digest: str, frame: bytes) -> None:
+        with self.lock:
+            self.memory[digest] = frame
+            self.memory.move_to_end(digest)
+            while len(self.memory) > KEPT_IN_MEMORY:
+                self.memory.popitem(last=False)
+
+
+KEPT = Kept()
+
+
+def _from_helper(name: str, checked: dict, deadline: float, waited: Callable[[float], None] | None = None):
+    """The kept answer to ``name`` with ``checked``, else the helper's (kept for next time), by ``deadline``. A helper
+    started for it is waited for first, off the clock: ``deadline`` moves by the wait, which ``waited`` hears."""
+    key = Kept.key(name, checked)
+    value = KEPT.get(key)
+    if value is not None:
+        return value
+    seconds = wait_ready()
+    if waited is not None:
+        waited(seconds)
+    helper = _running()
+    try:
+        value = helper.ask(name, checked, deadline + seconds)
+    except Failed:
+        if not helper.running():
+            start()  # a fresh helper imports while the judge goes on: the next request does not wait for it
+        raise
+    KEPT.put(key, value)
+    return value
+
+
+def answer(name: str, args, deadline: float, waited: Callable[[float], None] | None = None):
     """The answer to a worker's ``name`` with ``args`` by ``deadline`` (time.monotonic()): unbroadcast in the judge,
-    train_epoch and evaluate in the helper. Raises Refused or Failed, both the asker's."""
+    train_epoch and evaluate kept or from the helper (``waited`` hears the seconds a helper's start was waited for,
+    which move the deadline). Raises Refused or Failed, both the asker's."""
     if not isinstance(args, dict):
         raise _malformed(name, msg.ORACLE_BAD_ARGUMENTS)
     if name == "unbroadcast":
@@ -470,14 +576,7 @@ def answer(name: str, args, deadline: float):
             return unbroadcast(**args)
         except TypeError:
             raise _malformed(name, msg.ORACLE_BAD_ARGUMENTS) from None
-    checked = CHECKED[name](args)
-    helper = _running()
-    try:
-        return helper.ask(name, checked, deadline)
-    except Failed:
-        if not helper.running():
-            start()  # a fresh helper imports while the judge goes on: the next request does not wait for it
-        raise
+    return _from_helper(name, CHECKED[name](args), deadline, waited)
 
 
 def replay_lesson(params: list[np.ndarray], X: np.ndarray, Y: np.ndarray, orders: np.ndarray, batch_size: int,
@@ -487,9 +586,8 @@ def replay_lesson(params: list[np.ndarray], X: np.ndarray, Y: np.ndarray, orders
     the mean batch loss of each epoch}. The judge's own question: a failure is the grader's (RuntimeError)."""
     args = check_lesson_run({"params": params, "X": X, "Y": Y, "orders": orders, "batch_size": batch_size,
                              "lr": lr})
-    wait_ready()
     try:
-        return _running().ask("lesson_run", args, time.monotonic() + timeout)
+        return _from_helper("lesson_run", args, time.monotonic() + timeout)
     except (Refused, Failed) as error:
         raise RuntimeError(f"the judge's helper did not replay the lesson's run: {error}") from None
 

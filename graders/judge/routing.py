@@ -46,6 +46,7 @@ class Calls:
         self.offered = {name for package in packages for name in ORACLE_PACKAGES.get(package, ())}
         self.failure: str | None = None
         self.helper_calls = 0  # the calls of the helper's oracles, which MAX_CALLS counts
+        self.waited = 0.0  # seconds the calls waited for the helper to start: off the request's clock
 
     def __call__(self, call, deadline: float) -> dict:
         """The judge's answer to a worker's ask_judge: {"value": ...}, or {"refused": why} (graders.judge.oracles),
@@ -60,7 +61,7 @@ class Calls:
             try:
                 if self.helper_calls > oracles.MAX_CALLS:
                     raise oracles.too_many_calls()
-                return {"value": oracles.answer(name, call["args"], deadline)}
+                return {"value": oracles.answer(name, call["args"], deadline, self._waited)}
             except oracles.Failed as failure:
                 self.failure = str(failure)
                 if failure.timed_out:
@@ -69,12 +70,16 @@ class Calls:
                 self.failure = str(refusal)
         return {"refused": self.failure}
 
+    def _waited(self, seconds: float) -> None:
+        self.waited += seconds
+
 
 def calls(packages: tuple[str, ...]) -> Calls:
     """The answers to the oracle calls of a request to the process serving ``packages`` (the handle's ``calls``),
-    once the judge's helper serves where that process may ask it: the helper's start is never a request's time."""
+    once the judge's helper serves where that process may ask it and it was started: the helper's start is never a
+    request's time (one started by an answer that was not kept is waited for off the clock: ``Calls.waited``)."""
     if asks_helper(packages):
-        oracles.wait_ready()
+        oracles.wait_if_started()
     return Calls(packages)
 
 
@@ -87,10 +92,11 @@ def worker(layout: Layout, isolation: sandbox.Isolation, *, preload: tuple[str, 
                   isolation=isolation, preload=preload, beside=beside)
 
 
-def start(handle: Worker, tasks: list[Task]) -> None:
+def start(handle: Worker, tasks: list[Task], *, helper: bool = True) -> None:
     """Start the processes the checks of ``tasks`` will ask (graders.tasks.Task.worker_groups), so that they start
-    while the judge is busy; and the judge's helper for train_epoch and evaluate, which imports torch meanwhile,
-    where one of those started asks it."""
+    while the judge is busy; and, with ``helper`` (the grade's answers are not all kept: graders.judge.oracles.Kept),
+    the judge's helper for train_epoch and evaluate, which imports torch meanwhile, where one of those started asks
+    it."""
     started = handle.start(groups=tuple(group for task in tasks for group in task.worker_groups))
-    if any(asks_helper(group) for group in started):
+    if helper and any(asks_helper(group) for group in started):
         oracles.start()

@@ -94,6 +94,23 @@ def decode(read_exactly) -> object:
         raise ProtocolError(f"malformed frame: {error}") from None
 
 
+def decode_bytes(data: bytes) -> object:
+    """The one frame ``data`` holds (``decode``'s checks); ProtocolError where it holds less, or more."""
+    offset = 0
+
+    def read_exactly(n: int) -> bytes:
+        nonlocal offset
+        if offset + n > len(data):
+            raise ProtocolError("malformed frame: cut short")
+        offset += n
+        return data[offset - n:offset]
+
+    value = decode(read_exactly)
+    if offset != len(data):
+        raise ProtocolError("malformed frame: bytes after its end")
+    return value
+
+
 def _load_array(placeholder: dict, blobs: list[bytes]) -> np.ndarray:
     """One array of the frame: a plain dtype, and exactly as many bytes as its shape needs (checked before
     anything is allocated). A writable copy, as ``np.load`` gave."""
