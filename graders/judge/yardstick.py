@@ -5,16 +5,22 @@ A cost rung (graders.judge.checks.ops) allows a rule a multiple of what numpy ta
 baseline cannot come from the worker: student code shares the worker's process and can slow anything there down
 (its own forward, numpy's ``sum``, the verb that times it), so a baseline taken there is a yardstick the student
 holds (issue 27: a rule 684 times too slow passed next to a numpy whose ``sum`` burned CPU). Here it is taken by a
-fresh ``python -I`` that imports numpy and this module only, on one BLAS thread as a worker is, from the judge's
-own arrays: the median of ``ROUNDS`` rounds' CPU time (``time.thread_time``) after a warm-up round. A judge
-process measures each (op, inputs) once and keeps the figure (``measure``), so a class graded with one key
-measures each rung once.
+process of the judge's own, a fresh ``python -I`` that imports numpy, this module and the wire format only, on one
+BLAS thread as a worker is, from the judge's own arrays: the median of ``ROUNDS`` rounds' CPU time
+(``time.thread_time``) after a warm-up round. One such process serves a judge for its life (issue 31: one
+interpreter and numpy import a judge, not one a measurement): started with a grade whose tasks have cost rungs, so
+that its start overlaps the judge's own, and asked one measurement at a time. A judge process measures each (op,
+inputs) once and keeps the figure (``measure``), so a class graded with one key measures each rung once.
 """
 
 from __future__ import annotations
 
-import json
+import atexit
+import ctypes
 import os
+import resource
+import select
+import signal
 import statistics
 import subprocess
 import sys
@@ -24,8 +30,10 @@ import time
 import numpy as np
 
 ROUNDS = 7
-TIMEOUT = 60.0  # seconds: numpy's import and 8 rounds of one op on a loaded machine take under 1
+TIMEOUT = 60.0  # seconds a measurement may take, numpy's import included: under 1 on a loaded machine
 ROOT_ENV = "AGL_YARDSTICK_ROOT"
+# The worker verbs whose CPU time a cost rung holds to this yardstick (graders.tasks.TASKS: tasks 1.1 to 1.8).
+TIMED_VERBS = ("op_cost", "unbroadcast_cost")
 
 
 def _sum_to(grad: np.ndarray, shape: list[int]) -> np.ndarray:
@@ -61,27 +69,129 @@ def seconds(op: str, sets: list[list], kwargs: dict, repeat: int) -> float:
     return statistics.median(rounds[1:])
 
 
-def serve() -> None:
-    """The yardstick process: one request (a protocol frame on stdin), its figure as JSON on stdout."""
+def serve(read_fd: int, write_fd: int) -> None:
+    """The yardstick process's loop: a request at a time (a protocol frame: op, sets, kwargs, repeat), answered with
+    {"seconds": its figure}, or {"failed": why}, until the judge closes the pipe."""
     from graders.worker import protocol
 
-    data = sys.stdin.buffer.read()
-    offset = 0
-
-    def read_exactly(n: int) -> bytes:
-        nonlocal offset
-        if offset + n > len(data):
-            raise EOFError("the judge's request was cut short")
-        offset += n
-        return data[offset - n:offset]
-
-    request = protocol.decode(read_exactly)
-    figure = seconds(request["op"], request["sets"], request["kwargs"], request["repeat"])
-    sys.stdout.write(json.dumps({"seconds": figure}))
+    read = protocol.fd_reader(read_fd)
+    while True:
+        try:
+            request = protocol.decode(read)
+        except EOFError:
+            return
+        try:
+            reply = {"seconds": seconds(request["op"], request["sets"], request["kwargs"], request["repeat"])}
+        except Exception as error:  # noqa: BLE001 - the judge reports it, as the grader's failure
+            reply = {"failed": f"{type(error).__name__}: {str(error)[:100]}"}
+        protocol.write_all(write_fd, protocol.encode(reply))
 
 
+def _wait(fd: int, deadline: float, *, write: bool = False) -> None:
+    """Return once ``fd`` can be read (or written) without blocking; TimeoutError at ``deadline``."""
+    remaining = deadline - time.monotonic()
+    wanted = ([], [fd]) if write else ([fd], [])
+    if remaining <= 0 or not any(select.select(*wanted, [], remaining)):
+        raise TimeoutError()
+
+
+class Process:
+    """The yardstick's process as the judge sees it: its pipes, and how many figures it has answered."""
+
+    def __init__(self):
+        from graders import paths
+        from graders.isolation.processes import KEPT_ENV, MALLOC_ENV, PR_SET_PDEATHSIG, THREADS_ENV, WORKER_PATH
+
+        self.answered = 0
+        to_read, self.to_process = os.pipe()
+        self.from_process, from_write = os.pipe()
+        os.set_blocking(self.to_process, False)  # a request's write waits for the deadline, never for a stuck process
+        env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
+        env.update(THREADS_ENV | MALLOC_ENV, PATH=WORKER_PATH, PYTHONHASHSEED="0",
+                   **{ROOT_ENV: str(paths.HERE.parent)})
+        code = (f"import os, sys; sys.path.insert(0, os.environ.pop({ROOT_ENV!r})); "
+                f"from graders.judge.yardstick import serve; serve({to_read}, {from_write})")
+        prctl = ctypes.CDLL(None).prctl  # looked up before the fork: the child only makes system calls
+
+        def limits() -> None:
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # dies with the judge
+
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-I", "-B", "-c", code], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, env=env, cwd="/", pass_fds=(to_read, from_write), start_new_session=True,
+                preexec_fn=limits)
+        except BaseException:
+            os.close(self.to_process)
+            os.close(self.from_process)
+            raise
+        finally:
+            os.close(to_read)
+            os.close(from_write)
+
+    def measure(self, request: bytes, deadline: float) -> float:
+        """The figure answered to ``request`` (an encoded frame) by ``deadline``: TimeoutError past it, EOFError or
+        OSError where the process is gone, ValueError (ProtocolError) for anything but a figure."""
+        from graders.worker import protocol
+
+        view = memoryview(request)
+        while view:
+            _wait(self.to_process, deadline, write=True)
+            try:
+                view = view[os.write(self.to_process, view):]
+            except BlockingIOError:
+                pass
+        read = protocol.fd_reader(self.from_process, wait=lambda: _wait(self.from_process, deadline),
+                                  closed="the yardstick exited")
+        try:
+            reply = protocol.decode(read)
+        except protocol.ProtocolError as error:
+            raise ValueError(str(error)) from None
+        if not (isinstance(reply, dict) and type(reply.get("seconds")) is float):
+            raise ValueError(str(reply.get("failed") if isinstance(reply, dict) else reply)[:120])
+        self.answered += 1
+        return reply["seconds"]
+
+    def running(self) -> bool:
+        """Whether the process is alive, so that a dead one is replaced before the next measurement."""
+        return self.process.poll() is None
+
+    def stop(self) -> int:
+        """Kill the process (where it still runs) and close its pipes; its exit status."""
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        status = self.process.wait()
+        for fd in (self.to_process, self.from_process):
+            if fd != -1:
+                os.close(fd)
+        self.to_process = self.from_process = -1
+        return status
+
+
+_process: Process | None = None
 _measured: dict[str, float] = {}
-_lock = threading.Lock()
+_lock = threading.Lock()  # one measurement at a time, in the one process
+
+
+def _running() -> Process:
+    """This judge's yardstick process, started (again) where it is not running (under ``_lock``)."""
+    global _process
+    if _process is None or not _process.running():
+        if _process is not None:
+            _process.stop()
+        _process = Process()
+    return _process
+
+
+def start() -> None:
+    """Start this judge's yardstick now, if it is not running: its interpreter imports numpy while the judge starts
+    its grade, instead of when the first cost rung asks."""
+    with _lock:
+        _running()
 
 
 def measure(op: str, sets: list[list], kwargs: dict, repeat: int) -> float:
@@ -98,23 +208,45 @@ def measure(op: str, sets: list[list], kwargs: dict, repeat: int) -> float:
 
 
 def _run(op: str, sets: list[list], kwargs: dict, repeat: int) -> float:
-    from graders import paths
-    from graders.isolation.processes import KEPT_ENV, MALLOC_ENV, THREADS_ENV, WORKER_PATH
+    """One figure from this judge's yardstick process (under ``_lock``). A process past TIMEOUT is killed; one that
+    had answered before and is found gone (killed between two measurements) is replaced and asked once more; any
+    other failure is the grader's (RuntimeError), and the next measurement starts a fresh process."""
     from graders.worker import protocol
 
     if op not in OPS:
         raise ValueError(f"no yardstick for {op!r}")
-    env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
-    env.update(THREADS_ENV | MALLOC_ENV, PATH=WORKER_PATH, PYTHONHASHSEED="0", **{ROOT_ENV: str(paths.HERE.parent)})
-    code = (f"import os, sys; sys.path.insert(0, os.environ.pop({ROOT_ENV!r})); "
-            "from graders.judge.yardstick import serve; serve()")
     request = protocol.encode({"op": op, "sets": sets, "kwargs": kwargs, "repeat": repeat})
-    try:
-        done = subprocess.run([sys.executable, "-I", "-B", "-c", code], input=request, capture_output=True, env=env,
-                              cwd="/", timeout=TIMEOUT, check=False)
-        figure = float(json.loads(done.stdout)["seconds"])
-    except (subprocess.TimeoutExpired, ValueError, KeyError, TypeError) as error:
-        raise RuntimeError(f"the cost rung's yardstick for {op} could not be measured: {error}") from None
+    failed = f"the cost rung's yardstick for {op} could not be measured"
+    for again in (True, False):
+        process = _running()
+        try:
+            figure = process.measure(request, time.monotonic() + TIMEOUT)
+            break
+        except TimeoutError:
+            process.stop()
+            raise RuntimeError(f"{failed}: no answer within {TIMEOUT:g} s") from None
+        except ValueError as error:
+            process.stop()
+            raise RuntimeError(f"{failed}: {error}") from None
+        except (EOFError, OSError) as error:  # the process is gone: killed, crashed
+            status = process.stop()
+            if not (again and process.answered):
+                raise RuntimeError(f"{failed}: {error} (status {status})") from None
     if not figure > 0:
         raise RuntimeError(f"the cost rung's yardstick for {op} measured {figure} s")
     return figure
+
+
+def pids() -> set[int]:
+    """The yardstick's process: the judge's own, like its fork servers and its oracle helper."""
+    return {_process.process.pid} if _process is not None and _process.running() else set()
+
+
+@atexit.register
+def close() -> None:
+    """Stop this judge's yardstick."""
+    global _process
+    with _lock:
+        if _process is not None:
+            _process.stop()
+            _process = None
