@@ -2,11 +2,37 @@
 
 from __future__ import annotations
 
+import os
+import signal
+
 import numpy as np
 import pytest
 
-from graders.judge import oracles, yardstick
+from graders.judge import oracles, profile, routing, yardstick
 from graders.judge.checks import ops
+from graders.tasks import BY_ID, TASKS
+
+
+@pytest.fixture
+def fresh(monkeypatch):
+    """No yardstick process and no kept figure before the test, none left after it; the processes it starts are
+    counted (``fresh.started``)."""
+    yardstick.close()
+    monkeypatch.setattr(yardstick, "_measured", {})
+    started = []
+
+    class Counted(yardstick.Process):
+        def __init__(self):
+            super().__init__()
+            started.append(self.process.pid)
+
+    monkeypatch.setattr(yardstick, "Process", Counted)
+    yield started
+    yardstick.close()
+
+
+def _inputs(seed: int) -> list[list]:
+    return [[np.random.default_rng(seed).uniform(-1.0, 1.0, (60, 60))]]
 
 
 def test_the_yardstick_is_measured_once_per_inputs_in_a_process_of_its_own(monkeypatch):
@@ -21,6 +47,77 @@ def test_the_yardstick_is_measured_once_per_inputs_in_a_process_of_its_own(monke
     assert len(runs) == 1
     yardstick.measure("tanh", [[x + 1.0]], {}, 3)
     assert len(runs) == 2
+
+
+def test_one_process_answers_every_measurement_of_a_judge(fresh):
+    """Are two measurements of different inputs answered by one process of the judge's (not this one), with no
+    second interpreter started?"""
+    first = yardstick.measure("tanh", _inputs(1), {}, 3)
+    (pid,) = yardstick.pids()
+    second = yardstick.measure("exp", _inputs(2), {}, 3)
+    assert first > 0 and second > 0 and yardstick.pids() == {pid} != {os.getpid()}
+    assert fresh == [pid] and yardstick._process.answered == 2
+
+
+def test_a_killed_yardstick_is_replaced_for_the_next_measurement(fresh, monkeypatch):
+    """A yardstick killed between two measurements is replaced, whether it is seen dead before the next one or only
+    when that one asks it (asked again once, in a fresh process)."""
+    yardstick.measure("tanh", _inputs(1), {}, 3)
+    (first,) = fresh
+    os.kill(first, signal.SIGKILL)
+    yardstick._process.process.wait()
+    assert yardstick.measure("tanh", _inputs(2), {}, 3) > 0
+    (second,) = yardstick.pids()
+    os.kill(second, signal.SIGKILL)
+    yardstick._process.process.wait()
+    looked = []
+
+    def running(self) -> bool:  # the second looks alive once, as if killed just after it was looked at
+        if self.process.pid == second and not looked:
+            looked.append(second)
+            return True
+        return self.process.poll() is None
+
+    monkeypatch.setattr(yardstick.Process, "running", running)
+    assert yardstick.measure("tanh", _inputs(3), {}, 3) > 0
+    assert looked == [second] and len(fresh) == 3 and yardstick._process.process.pid == fresh[2]
+
+
+def test_a_yardstick_past_its_timeout_is_killed_and_the_graders_error(fresh, monkeypatch):
+    """A measurement past TIMEOUT is the grader's error, kills its process, and never hangs: the next one is
+    answered by a fresh process."""
+    monkeypatch.setattr(yardstick, "TIMEOUT", 0.001)  # numpy's import alone takes longer
+    with pytest.raises(RuntimeError, match="yardstick for tanh could not be measured: no answer within 0.001 s"):
+        yardstick.measure("tanh", _inputs(1), {}, 3)
+    assert yardstick.pids() == set() and yardstick._process.process.returncode == -signal.SIGKILL
+    monkeypatch.setattr(yardstick, "TIMEOUT", 60.0)
+    assert yardstick.measure("tanh", _inputs(1), {}, 3) > 0 and len(fresh) == 2
+
+
+class _Handle:
+    """A worker handle that starts nothing (routing.start asks it for its processes)."""
+
+    def start(self, groups):
+        return ()
+
+
+def test_a_grade_with_cost_rungs_starts_the_yardstick_and_no_other_grade_does(fresh):
+    """routing.start starts the yardstick with the tasks that time against it (1.1 to 1.8), and only with them."""
+    assert {task.id for task in TASKS if set(task.verbs) & set(yardstick.TIMED_VERBS)} == {
+        f"1.{n}" for n in range(1, 9)}
+    routing.start(_Handle(), [BY_ID["2.1"], BY_ID["3.1"]])
+    assert fresh == []
+    routing.start(_Handle(), [BY_ID["2.1"], BY_ID["1.4"]])
+    assert len(fresh) == 1 and yardstick.pids() == set(fresh)
+
+
+def test_the_profile_counts_the_yardstick_as_starts(fresh, tmp_path):
+    """The yardstick is never waited for while the judge lives: the profile reads its CPU from /proc, as starts."""
+    grade = profile.Profile(tmp_path, "submission")
+    figure = yardstick.measure("tanh", [[np.random.default_rng(4).uniform(-1.0, 1.0, (300, 300))]], {}, 200)
+    grade._row("1.6")
+    # 1 + ROUNDS rounds of at least ``figure`` each (over 0.1 s in all), less two clock ticks of rounding
+    assert grade.rows[-1]["starts"] >= (1 + yardstick.ROUNDS) * figure - 0.02 > 0.05
 
 
 def test_an_op_without_a_yardstick_is_the_graders_error():
