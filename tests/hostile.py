@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graders.isolation import forkserver, uids
-from graders.judge import oracles
+from graders.judge import oracles, yardstick
 from graders.judge.grade import ERROR, PASSED, Report
 from graders.paths import EXERCISES, REPO, SOLUTIONS
 from graders.tasks import BY_ID
@@ -2059,12 +2059,12 @@ def descendants(table: dict, root: int) -> set[int]:
 
 def ours(table: dict, needles: tuple[str, ...]) -> set[int]:
     """The processes this test is answerable for: its descendants, and any whose command line names one of
-    ``needles`` (the scratch folder, the marker); never the judge's own fork servers (graders.isolation.forkserver)
-    or its helper for train_epoch and evaluate (graders.judge.oracles), which a first grade in this process starts
-    and every later one uses."""
+    ``needles`` (the scratch folder, the marker); never the judge's own fork servers (graders.isolation.forkserver),
+    its helper for train_epoch and evaluate (graders.judge.oracles) or its cost rungs' yardstick
+    (graders.judge.yardstick), which a first grade in this process starts and every later one uses."""
     found = descendants(table, os.getpid())
     found |= {pid for pid, (_, _, command) in table.items() if any(n and n in command for n in needles)}
-    return found - forkserver.pids() - oracles.pids()
+    return found - forkserver.pids() - oracles.pids() - yardstick.pids()
 
 
 def marked_paths(marker: str, folders) -> list[str]:
