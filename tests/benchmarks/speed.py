@@ -1,7 +1,7 @@
 """Issue 31's speed figures: where a grade's CPU goes, and each target timed next to `python -c "import torch"`.
 
-    python tests/benchmarks/speed.py [--only breakdown,grade,class,nbgrader] [--repeats 3] [--students 100]
-                                     [--small 20] [--jobs 2] [--cold]
+    python tests/benchmarks/speed.py [--only breakdown,grade,class,shard,nbgrader] [--repeats 3] [--students 100]
+                                     [--small 20] [--jobs 2] [--shard-class 500] [--shards 8] [--cold]
 
 What it measures, every command in a fresh process as a user runs it:
 
@@ -22,6 +22,10 @@ B. breakdown where the CPU goes, task by task (graders.judge.profile, with $AGL_
              lesser of ``--jobs`` and the machine's); the submissions a minute scaled to 2 cores where
              `import torch` takes 1.3 s (x its seconds here / 1.3 x cores / 2), 90 or more; and flat: the ratio at
              ``--students`` at most 1.1x the ratio of a class of ``--small``.
+             Beside each run, the machine's busy CPU seconds a submission (every core, /proc/stat: the kernel's work
+             for the sandboxes' namespaces and the processes nobody waits for included), and the kernel's share.
+4. shard     `grade-all --shard 1/N` of a class of ``--shard-class`` split ``--shards`` ways, as each task of the
+             Slurm template's array grades it: the class ratio for it, and the class's wall on N such machines.
 3. nbgrader  `nbgrader autograde --student alice --force` (the reference) at most `autograd-lab grade` of the
              same files plus nbgrader's own start (`import nbgrader.apps` alone, timed just before it) plus 1 s.
 2. examples  no grade of a correct submission tries fewer than 1,357 Hypothesis examples (results.json's
@@ -66,7 +70,7 @@ from graders import paths
 from graders.isolation.processes import PROFILE_ENV
 from graders.judge.examples_cache import CACHE_ENV
 
-SUBBENCHMARKS = ("breakdown", "grade", "class", "nbgrader")
+SUBBENCHMARKS = ("breakdown", "grade", "class", "shard", "nbgrader")
 IMPORT_TORCH = [sys.executable, "-c", "import torch"]
 NBGRADER_IMPORT = [sys.executable, "-c", "import nbgrader.apps"]  # what `nbgrader` imports before it reads a config
 # Issue 31's targets, every one a ratio: a grade at most 2x `import torch`; a class 1.0x `import torch` a submission
@@ -182,6 +186,17 @@ CPU_COLUMNS = ("student", "standins", "worker", "judge", "starts")
 HEADINGS = {"student": "student", "standins": "stand-ins", "worker": "worker", "judge": "judge",
             "starts": "starts", "overhead": "not student", "wall": "wall", "waiting": "waiting",
             "round_trips": "trips"}
+
+
+def machine_cpu() -> tuple[float, float]:
+    """The CPU seconds every core of this machine has spent busy since boot, and of them in the kernel (/proc/stat's
+    first line: user, nice, system, irq, softirq and steal; system, irq and softirq), whoever spent them: what the
+    class costs the machine, namespaces' kernel work and processes no one waits for included."""
+    with open("/proc/stat") as f:
+        fields = [int(n) for n in f.readline().split()[1:9]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields
+    tick = os.sysconf("SC_CLK_TCK")
+    return (user + nice + system + irq + softirq + steal) / tick, (system + irq + softirq) / tick
 
 
 def children_cpu() -> float:
@@ -338,33 +353,58 @@ def graded_class(out: Path, kinds: dict[str, str], examples: list[int]) -> Count
     return Counter(row["status"].split(":")[0] for row in rows)
 
 
+@dataclass
+class ClassRuns:
+    """``grade_all_pairs``'s pairs (import torch, grade-all) in seconds, how many submissions each run graded, and the
+    machine's busy CPU seconds (all cores, the kernel's share) of each run, medians of which ``machine`` says."""
+    pairs: list[tuple[float, float]]
+    graded: int
+    machine: list[tuple[float, float]]
+
+    def per_submission(self) -> tuple[float, float]:
+        """The median machine CPU seconds a submission, and the kernel's share of it."""
+        busy = statistics.median(b for b, _ in self.machine)
+        return busy / self.graded, statistics.median(k / b for b, k in self.machine)
+
+
 def grade_all_pairs(cache: ExamplesCache, repeats: int, students: int, jobs: int, examples: list[int],
-                    label: str) -> tuple[list[tuple[float, float]], Counter]:
-    """``repeats`` pairs (import torch, grade-all of bench_class.py's class of ``students``); the statuses."""
+                    label: str, shard_of: tuple[int, int] | None = None) -> ClassRuns:
+    """``repeats`` pairs (import torch, grade-all of bench_class.py's class of ``students``, or of its shard
+    ``shard_of``: (index, count), ``--shard I/N``)."""
     class_dir = cache.scratch / f"class-{students}"
     kinds = bench_class.make_class(class_dir, students)
+    shard = ["--shard", f"{shard_of[0]}/{shard_of[1]}"] if shard_of else []
     cores = min(jobs, os.cpu_count() or 1)
     statuses = Counter()
+    machine: list[tuple[float, float]] = []  # each run's busy and kernel CPU seconds, all cores
 
     def grade_all() -> float:
         # A gradebook of its own each run: a second grade-all into the same one skips the unchanged submissions.
         with private_folder("agl-speed-gradebook-", cache.scratch) as out, cache.run() as env:
-            seconds = timed([*CLI, "grade-all", str(class_dir), "--out", str(out / "out"), "--jobs", str(jobs)],
-                            env=env)
+            busy, kernel = machine_cpu()
+            seconds = timed([*CLI, "grade-all", str(class_dir), "--out", str(out / "out"), "--jobs", str(jobs),
+                             *shard], env=env)
+            after = machine_cpu()
+            machine.append((after[0] - busy, after[1] - kernel))
             statuses.update(graded_class(out / "out", kinds, examples))
         return seconds
 
+    graded = len(sorted(kinds)[shard_of[0] - 1::shard_of[1]]) if shard_of else students
+
     def show(torch: float, wall: float) -> str:
-        return (f"import torch {torch:5.2f} s   grade-all {wall:6.1f} s ({wall / students:.2f} s a submission, "
-                f"{students / wall * 60:.1f} a minute)   ratio {class_ratio(torch, wall, students, cores):5.2f}")
+        busy, kernel = machine[-1]
+        return (f"import torch {torch:5.2f} s   grade-all {wall:6.1f} s ({wall / graded:.2f} s a submission, "
+                f"{graded / wall * 60:.1f} a minute)   ratio {class_ratio(torch, wall, graded, cores):5.2f}   "
+                f"machine CPU {busy / graded:.2f} s a submission ({kernel / busy:.0%} in the kernel)")
 
     made = Counter(kind.split(":")[0] for kind in kinds.values())
-    print(f"{label} autograd-lab grade-all CLASS --jobs {jobs}, {students} students "
+    part = f" {' '.join(shard)} ({graded} of them)" if shard else ""
+    print(f"{label} autograd-lab grade-all CLASS --jobs {jobs}{part}, {students} students "
           f"({', '.join(f'{n} {kind}' for kind, n in sorted(made.items()))}), {cores} cores used, "
           "against import torch", flush=True)
     done = pairs(lambda: timed(IMPORT_TORCH), grade_all, repeats, show)
     print(f"  statuses over all runs: {', '.join(f'{n} {s}' for s, n in sorted(statuses.items()))}")
-    return done, statuses
+    return ClassRuns(done, graded, machine)
 
 
 def class_ratio(torch: float, wall: float, students: int, cores: int) -> float:
@@ -379,25 +419,47 @@ def measure_class(cache: ExamplesCache, repeats: int, students: int, jobs: int, 
     ratio for a class of ``small`` students (0: not measured), which a per-student cost that grows with the class
     would leave below the big class's."""
     cores = min(jobs, os.cpu_count() or 1)
-    done, _ = grade_all_pairs(cache, repeats, students, jobs, examples, "3.")
+    runs = grade_all_pairs(cache, repeats, students, jobs, examples, "3.")
+    done = runs.pairs
     median_ratio = statistics.median(class_ratio(torch, wall, students, cores) for torch, wall in done)
     per_minute = statistics.median(students / wall * 60 for _, wall in done)
     scaled = statistics.median(students / wall * 60 * torch / TORCH_SECONDS * cores / 2 for torch, wall in done)
+    busy, kernel = runs.per_submission()
     print(f"  median: s/submission x {cores} cores / import torch {median_ratio:.2f}, {per_minute:.1f} submissions "
           f"a minute here, {scaled:.1f} scaled to 2 cores where import torch takes {TORCH_SECONDS:g} s "
-          f"(import torch here: {statistics.median(t for t, _ in done):.2f} s)", flush=True)
+          f"(import torch here: {statistics.median(t for t, _ in done):.2f} s); the machine's CPU {busy:.2f} s a "
+          f"submission, {kernel:.0%} of it in the kernel", flush=True)
     targets = [Target(f"3. grade-all s/submission x {cores} cores / import torch", f"{median_ratio:.2f}",
                       f"<= {CLASS_RATIO:g}", median_ratio <= CLASS_RATIO),
                Target(f"3. grade-all a minute (import torch {TORCH_SECONDS:g} s, 2 cores)", f"{scaled:.1f}",
                       f">= {PER_MINUTE:g}", scaled >= PER_MINUTE)]
     if small:
-        few, _ = grade_all_pairs(cache, repeats, small, jobs, examples, "3.")
+        few = grade_all_pairs(cache, repeats, small, jobs, examples, "3.").pairs
         small_ratio = statistics.median(class_ratio(torch, wall, small, cores) for torch, wall in few)
         flat = median_ratio / small_ratio
         print(f"  median: {small} students {small_ratio:.2f}; {students} over {small}: {flat:.2f}", flush=True)
         targets.append(Target(f"3. grade-all flat: ratio at {students} / at {small} students", f"{flat:.2f}",
                               f"<= {FLAT:g}", flat <= FLAT))
     return targets
+
+
+def measure_shard(cache: ExamplesCache, repeats: int, students: int, shards: int, jobs: int,
+                  examples: list[int]) -> list[Target]:
+    """Target 4: one shard of a class of ``students`` split ``shards`` ways (``grade-all --shard 1/N``, as each task
+    of the Slurm template's array runs it), in pairs with import torch: its seconds a submission in the class ratio's
+    units, and what the whole class takes with its shards side by side (about one shard's wall, on N machines like
+    this one); flat: the shard's ratio at most FLAT x the ratio ``measure_class`` took for a smaller class, when it
+    ran."""
+    cores = min(jobs, os.cpu_count() or 1)
+    runs = grade_all_pairs(cache, repeats, students, jobs, examples, "4.", shard_of=(1, shards))
+    ratio = statistics.median(class_ratio(torch, wall, runs.graded, cores) for torch, wall in runs.pairs)
+    wall = statistics.median(w for _, w in runs.pairs)
+    busy, kernel = runs.per_submission()
+    print(f"  median: a shard of {runs.graded} in {wall:.1f} s, s/submission x {cores} cores / import torch "
+          f"{ratio:.2f}, the machine's CPU {busy:.2f} s a submission ({kernel:.0%} in the kernel); the class of "
+          f"{students} on {shards} machines like this one at once: about {wall:.0f} s", flush=True)
+    return [Target(f"4. grade-all --shard 1/{shards} of {students}: s/submission x {cores} cores / import torch",
+                   f"{ratio:.2f}", f"<= {CLASS_RATIO:g}", ratio <= CLASS_RATIO)]
 
 
 def measure_nbgrader(cache: ExamplesCache, repeats: int, examples: list[int]) -> list[Target]:
@@ -468,7 +530,8 @@ def report(targets: list[Target], load_before: str) -> bool:
     return all(t.passed for t in targets)
 
 
-def run(only: list[str], repeats: int, students: int, jobs: int, cold: bool, small: int) -> bool:
+def run(only: list[str], repeats: int, students: int, jobs: int, cold: bool, small: int,
+        sharded: tuple[int, int] = (500, 8)) -> bool:
     """Measure the sub-benchmarks in ``only`` and print the report; whether every target passed."""
     load_before = load()
     print(f"speed (issue 31): {', '.join(only)}; repeats {repeats}; cores {os.cpu_count()}; "
@@ -486,6 +549,8 @@ def run(only: list[str], repeats: int, students: int, jobs: int, cold: bool, sma
             targets += measure_grade(cache, repeats, examples)
         if "class" in only:
             targets += measure_class(cache, repeats, students, jobs, small, examples)
+        if "shard" in only:
+            targets += measure_shard(cache, repeats, *sharded, jobs, examples)
         if "nbgrader" in only:
             from test_nbgrader_course import clean_configs_removed  # what Jupyter leaves in /tmp
 
@@ -514,15 +579,19 @@ def main(argv=None) -> None:
     parser.add_argument("--jobs", type=int, default=2, help="grade-all's --jobs (default 2)")
     parser.add_argument("--small", type=int, default=20,
                         help="the small class held against --students for flatness (default 20; 0: not measured)")
+    parser.add_argument("--shard-class", type=int, default=500, metavar="STUDENTS",
+                        help="the class the shard sub-benchmark splits (default 500)")
+    parser.add_argument("--shards", type=int, default=8, help="how many shards it is split into (default 8)")
     parser.add_argument("--cold", action="store_true",
                         help="a fresh, empty examples cache for every timed run (default: warmed once)")
     args = parser.parse_args(argv)
-    for name in ("repeats", "students", "jobs"):
+    for name in ("repeats", "students", "jobs", "shard_class", "shards"):
         if getattr(args, name) < 1:
             parser.error(f"got --{name}={getattr(args, name)}, expected 1 or more")
     if args.small < 0:
         parser.error(f"got --small={args.small}, expected 0 or more")
-    sys.exit(0 if run(args.only, args.repeats, args.students, args.jobs, args.cold, args.small) else 1)
+    sys.exit(0 if run(args.only, args.repeats, args.students, args.jobs, args.cold, args.small,
+                      (args.shard_class, args.shards)) else 1)
 
 
 if __name__ == "__main__":
