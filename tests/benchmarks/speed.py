@@ -21,7 +21,8 @@ B. breakdown where the CPU goes, task by task (graders.judge.profile, with $AGL_
              seconds per submission x cores / `import torch` at most 1 (cores: the ones grade-all can use, the
              lesser of ``--jobs`` and the machine's); the submissions a minute scaled to 2 cores where
              `import torch` takes 1.3 s (x its seconds here / 1.3 x cores / 2), 90 or more; and flat: the ratio at
-             ``--students`` at most 1.1x the ratio of a class of ``--small``.
+             ``--students`` at most 1.1x the ratio of a class of ``--small`` drawn from it (a stratified sample:
+             the same shares of correct, wrong and stub submissions, the same mistakes).
              Beside each run, the machine's busy CPU seconds a submission (every core, /proc/stat: the kernel's work
              for the sandboxes' namespaces and the processes nobody waits for included), and the kernel's share.
 4. shard     `grade-all --shard 1/N` of a class of ``--shard-class`` split ``--shards`` ways, as each task of the
@@ -123,6 +124,7 @@ class ExamplesCache:
     def __init__(self, scratch: Path, cold: bool):
         self.scratch, self.cold = scratch, cold
         self.shared = scratch / "examples-cache"
+        self.classes: dict[int, dict[str, str]] = {}  # bench_class.py's classes made in this run, by size
         self.added = 0  # files the timed runs added to the warm cache: those runs were not all warm
 
     @staticmethod
@@ -367,12 +369,39 @@ class ClassRuns:
         return busy / self.graded, statistics.median(k / b for b, k in self.machine)
 
 
-def grade_all_pairs(cache: ExamplesCache, repeats: int, students: int, jobs: int, examples: list[int],
-                    label: str, shard_of: tuple[int, int] | None = None) -> ClassRuns:
-    """``repeats`` pairs (import torch, grade-all of bench_class.py's class of ``students``, or of its shard
-    ``shard_of``: (index, count), ``--shard I/N``)."""
+def make_class(cache: ExamplesCache, students: int) -> tuple[Path, dict[str, str]]:
+    """bench_class.py's class of ``students`` (made once a run), its folder and the kind of each submission."""
     class_dir = cache.scratch / f"class-{students}"
-    kinds = bench_class.make_class(class_dir, students)
+    if not class_dir.exists():
+        cache.classes[students] = bench_class.make_class(class_dir, students)
+    return class_dir, cache.classes[students]
+
+
+def sample_class(cache: ExamplesCache, students: int, size: int) -> tuple[Path, dict[str, str]]:
+    """A class of ``size`` drawn from the class of ``students`` as a stratified sample: of its correct, wrong and stub
+    submissions, as many as their share, evenly spread over each kind (so its mistakes are the big class's, not the
+    first ones of the corpus, which are among the slowest to grade): the small class the flat target compares."""
+    big_dir, kinds = make_class(cache, students)
+    groups: dict[str, list[str]] = {}
+    for name in sorted(kinds):
+        groups.setdefault(kinds[name].split(":")[0], []).append(name)
+    picked = []
+    for names in groups.values():
+        want = max(1, round(size * len(names) / len(kinds)))
+        picked += [names[i * len(names) // want] for i in range(want)]
+    class_dir = cache.scratch / f"class-{size}-of-{students}"
+    if not class_dir.exists():
+        for name in picked:
+            shutil.copytree(big_dir / name, class_dir / name)
+    return class_dir, {name: kinds[name] for name in picked}
+
+
+def grade_all_pairs(cache: ExamplesCache, repeats: int, made: tuple[Path, dict[str, str]], jobs: int,
+                    examples: list[int], label: str, shard_of: tuple[int, int] | None = None) -> ClassRuns:
+    """``repeats`` pairs (import torch, grade-all of the class ``made``, a folder and its kinds, or of its shard
+    ``shard_of``: (index, count), ``--shard I/N``)."""
+    class_dir, kinds = made
+    students = len(kinds)
     shard = ["--shard", f"{shard_of[0]}/{shard_of[1]}"] if shard_of else []
     cores = min(jobs, os.cpu_count() or 1)
     statuses = Counter()
@@ -416,10 +445,10 @@ def measure_class(cache: ExamplesCache, repeats: int, students: int, jobs: int, 
                   examples: list[int]) -> list[Target]:
     """Target 3's class: grade-all of bench_class.py's class, per submission per core, in units of `import torch`;
     the submissions a minute scaled to a machine where `import torch` takes TORCH_SECONDS on 2 cores; and the same
-    ratio for a class of ``small`` students (0: not measured), which a per-student cost that grows with the class
-    would leave below the big class's."""
+    ratio for a class of ``small`` students drawn from it (``sample_class``; 0: not measured), which a per-student
+    cost that grows with the class would leave below the big class's."""
     cores = min(jobs, os.cpu_count() or 1)
-    runs = grade_all_pairs(cache, repeats, students, jobs, examples, "3.")
+    runs = grade_all_pairs(cache, repeats, make_class(cache, students), jobs, examples, "3.")
     done = runs.pairs
     median_ratio = statistics.median(class_ratio(torch, wall, students, cores) for torch, wall in done)
     per_minute = statistics.median(students / wall * 60 for _, wall in done)
@@ -434,7 +463,9 @@ def measure_class(cache: ExamplesCache, repeats: int, students: int, jobs: int, 
                Target(f"3. grade-all a minute (import torch {TORCH_SECONDS:g} s, 2 cores)", f"{scaled:.1f}",
                       f">= {PER_MINUTE:g}", scaled >= PER_MINUTE)]
     if small:
-        few = grade_all_pairs(cache, repeats, small, jobs, examples, "3.").pairs
+        sampled = sample_class(cache, students, small)
+        few = grade_all_pairs(cache, repeats, sampled, jobs, examples, "3.").pairs
+        small = len(sampled[1])
         small_ratio = statistics.median(class_ratio(torch, wall, small, cores) for torch, wall in few)
         flat = median_ratio / small_ratio
         print(f"  median: {small} students {small_ratio:.2f}; {students} over {small}: {flat:.2f}", flush=True)
@@ -448,10 +479,9 @@ def measure_shard(cache: ExamplesCache, repeats: int, students: int, shards: int
     """Target 4: one shard of a class of ``students`` split ``shards`` ways (``grade-all --shard 1/N``, as each task
     of the Slurm template's array runs it), in pairs with import torch: its seconds a submission in the class ratio's
     units, and what the whole class takes with its shards side by side (about one shard's wall, on N machines like
-    this one); flat: the shard's ratio at most FLAT x the ratio ``measure_class`` took for a smaller class, when it
-    ran."""
+    this one). Its students are every N-th of the class: a sample of the same mix."""
     cores = min(jobs, os.cpu_count() or 1)
-    runs = grade_all_pairs(cache, repeats, students, jobs, examples, "4.", shard_of=(1, shards))
+    runs = grade_all_pairs(cache, repeats, make_class(cache, students), jobs, examples, "4.", shard_of=(1, shards))
     ratio = statistics.median(class_ratio(torch, wall, runs.graded, cores) for torch, wall in runs.pairs)
     wall = statistics.median(w for _, w in runs.pairs)
     busy, kernel = runs.per_submission()
