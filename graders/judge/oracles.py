@@ -34,13 +34,9 @@ The asker is untrusted, so every oracle is bounded and charged to it:
 from __future__ import annotations
 
 import atexit
-import ctypes
-import os
 import resource
 import select
-import signal
 import subprocess
-import sys
 import threading
 import time
 from collections import OrderedDict
@@ -50,8 +46,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from graders import messages as msg
-from graders import paths
-from graders.isolation.processes import KEPT_ENV, PR_SET_PDEATHSIG, THREADS_ENV, WORKER_PATH
+from graders.judge.own_process import OwnProcess
 from graders.worker import protocol
 
 MAX_DIMS = 8
@@ -68,7 +63,6 @@ REPLAY_TIMEOUT = 120.0  # seconds for the lesson's replay (about 1 s; a loaded m
 STOP_WAIT = 2.0  # seconds a helper whose pipe closed is given to be gone, for its exit status
 KEPT_IN_MEMORY = 4096  # answers a judge keeps in memory: a class's fits ask a few dozen distinct runs each
 MAX_KEPT_FRAME = 2**20  # bytes of one kept answer: the lesson's replay (97 weights, 300 losses) takes about 6 KiB
-ROOT_ENV = "AGL_ORACLE_ROOT"
 
 
 @dataclass(frozen=True)
@@ -341,45 +335,21 @@ class _TimedOut(Exception):
     pass
 
 
-class Helper:
-    """One helper process, as the judge sees it: its pipes, whether it has said it is ready, a lock for one request
-    at a time."""
+class Helper(OwnProcess):
+    """One helper process, as the judge sees it (graders.judge.own_process): its pipes, whether it has said it is
+    ready, a lock for one request at a time."""
 
     def __init__(self, caps: Caps = CAPS, headroom: int = HELPER_HEADROOM):
         self.caps, self.headroom, self.lock, self.ready = caps, headroom, threading.Lock(), False
-        to_read, self.to_helper = os.pipe()
-        self.from_helper, from_write = os.pipe()
-        env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
-        env.update(THREADS_ENV, PATH=WORKER_PATH, PYTHONHASHSEED="0", **{ROOT_ENV: str(paths.HERE.parent)})
-        code = (f"import os, sys; sys.path.insert(0, os.environ.pop({ROOT_ENV!r})); "
-                f"from graders.judge.oracles import serve; serve({to_read}, {from_write}, {asdict(caps)!r}, "
-                f"{headroom!r})")
-        prctl = ctypes.CDLL(None).prctl  # looked up before the fork: the child only makes system calls
-
-        def limits() -> None:
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-            prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # dies with the judge
-
-        try:
-            self.process = subprocess.Popen(
-                [sys.executable, "-I", "-B", "-c", code], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, env=env, cwd="/", pass_fds=(to_read, from_write), start_new_session=True,
-                preexec_fn=limits)
-        except BaseException:
-            os.close(self.to_helper)
-            os.close(self.from_helper)
-            raise
-        finally:
-            os.close(to_read)
-            os.close(from_write)
+        super().__init__("graders.judge.oracles", f"{asdict(caps)!r}, {headroom!r}")
 
     def _reader(self, deadline: float):
         def wait() -> None:
             remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([self.from_helper], [], [], remaining)[0]:
+            if remaining <= 0 or not select.select([self.from_process], [], [], remaining)[0]:
                 raise _TimedOut()
 
-        return protocol.fd_reader(self.from_helper, wait=wait, closed="the helper exited")
+        return protocol.fd_reader(self.from_process, wait=wait, closed="the helper exited")
 
     def wait_ready(self, timeout: float) -> bool:
         """True once the helper has imported torch; False if it has not within ``timeout`` (or has stopped)."""
@@ -398,7 +368,7 @@ class Helper:
             try:
                 if not self.wait_ready(max(0.0, deadline - time.monotonic())):
                     raise _TimedOut()
-                protocol.write_all(self.to_helper, protocol.encode({"name": name, "args": args}))
+                protocol.write_all(self.to_process, protocol.encode({"name": name, "args": args}))
                 reply = protocol.decode(self._reader(deadline))
             except _TimedOut:
                 self.stop()
@@ -422,25 +392,6 @@ class Helper:
         if "failed" in reply:
             raise Failed(msg.ORACLE_STOPPED.format(oracle=name, caller=caller, why=str(reply["failed"])[:120]))
         return reply["value"]
-
-    def running(self) -> bool:
-        """Whether the helper process is still alive, so a dead one is started anew before the next oracle call."""
-        return self.process.poll() is None
-
-    def stop(self) -> int | None:
-        """Kill the helper and close its pipes; its exit status, if it had exited by itself."""
-        status = self.process.poll()
-        if status is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        self.process.wait()
-        for fd in (self.to_helper, self.from_helper):
-            if fd != -1:
-                os.close(fd)
-        self.to_helper = self.from_helper = -1
-        return status
 
 
 _helper: Helper | None = None

@@ -16,14 +16,9 @@ inputs) once and keeps the figure (``measure``), so a class graded with one key 
 from __future__ import annotations
 
 import atexit
-import ctypes
 import os
-import resource
 import select
-import signal
 import statistics
-import subprocess
-import sys
 import threading
 import time
 
@@ -31,7 +26,6 @@ import numpy as np
 
 ROUNDS = 7
 TIMEOUT = 60.0  # seconds a measurement may take, numpy's import included: under 1 on a loaded machine
-ROOT_ENV = "AGL_YARDSTICK_ROOT"
 # The worker verbs whose CPU time a cost rung holds to this yardstick (graders.tasks.TASKS: tasks 1.1 to 1.8).
 TIMED_VERBS = ("op_cost", "unbroadcast_cost")
 
@@ -96,39 +90,18 @@ def _wait(fd: int, deadline: float, *, write: bool = False) -> None:
 
 
 class Process:
-    """The yardstick's process as the judge sees it: its pipes, and how many figures it has answered."""
+    """The yardstick's process as the judge sees it (graders.judge.own_process): its pipes, and how many figures it
+    has answered."""
 
     def __init__(self):
-        from graders import paths
-        from graders.isolation.processes import KEPT_ENV, MALLOC_ENV, PR_SET_PDEATHSIG, THREADS_ENV, WORKER_PATH
+        from graders.isolation.processes import MALLOC_ENV
+        from graders.judge.own_process import OwnProcess  # the judge's: never imported by the yardstick's process
 
+        self.own = OwnProcess("graders.judge.yardstick", env=MALLOC_ENV)
+        self.process = self.own.process
         self.answered = 0
-        to_read, self.to_process = os.pipe()
-        self.from_process, from_write = os.pipe()
-        os.set_blocking(self.to_process, False)  # a request's write waits for the deadline, never for a stuck process
-        env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
-        env.update(THREADS_ENV | MALLOC_ENV, PATH=WORKER_PATH, PYTHONHASHSEED="0",
-                   **{ROOT_ENV: str(paths.HERE.parent)})
-        code = (f"import os, sys; sys.path.insert(0, os.environ.pop({ROOT_ENV!r})); "
-                f"from graders.judge.yardstick import serve; serve({to_read}, {from_write})")
-        prctl = ctypes.CDLL(None).prctl  # looked up before the fork: the child only makes system calls
-
-        def limits() -> None:
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-            prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # dies with the judge
-
-        try:
-            self.process = subprocess.Popen(
-                [sys.executable, "-I", "-B", "-c", code], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, env=env, cwd="/", pass_fds=(to_read, from_write), start_new_session=True,
-                preexec_fn=limits)
-        except BaseException:
-            os.close(self.to_process)
-            os.close(self.from_process)
-            raise
-        finally:
-            os.close(to_read)
-            os.close(from_write)
+        # a request's write waits for the deadline, never for a stuck process
+        os.set_blocking(self.own.to_process, False)
 
     def measure(self, request: bytes, deadline: float) -> float:
         """The figure answered to ``request`` (an encoded frame) by ``deadline``: TimeoutError past it, EOFError or
@@ -137,12 +110,12 @@ class Process:
 
         view = memoryview(request)
         while view:
-            _wait(self.to_process, deadline, write=True)
+            _wait(self.own.to_process, deadline, write=True)
             try:
-                view = view[os.write(self.to_process, view):]
+                view = view[os.write(self.own.to_process, view):]
             except BlockingIOError:
                 pass
-        read = protocol.fd_reader(self.from_process, wait=lambda: _wait(self.from_process, deadline),
+        read = protocol.fd_reader(self.own.from_process, wait=lambda: _wait(self.own.from_process, deadline),
                                   closed="the yardstick exited")
         try:
             reply = protocol.decode(read)
@@ -155,21 +128,11 @@ class Process:
 
     def running(self) -> bool:
         """Whether the process is alive, so that a dead one is replaced before the next measurement."""
-        return self.process.poll() is None
+        return self.own.running()
 
-    def stop(self) -> int:
-        """Kill the process (where it still runs) and close its pipes; its exit status."""
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        status = self.process.wait()
-        for fd in (self.to_process, self.from_process):
-            if fd != -1:
-                os.close(fd)
-        self.to_process = self.from_process = -1
-        return status
+    def stop(self) -> int | None:
+        """Kill the process (where it still runs) and close its pipes; its exit status where it had exited."""
+        return self.own.stop()
 
 
 _process: Process | None = None
@@ -231,7 +194,8 @@ def _run(op: str, sets: list[list], kwargs: dict, repeat: int) -> float:
         except (EOFError, OSError) as error:  # the process is gone: killed, crashed
             status = process.stop()
             if not (again and process.answered):
-                raise RuntimeError(f"{failed}: {error} (status {status})") from None
+                said = f" (status {status})" if status is not None else ""
+                raise RuntimeError(f"{failed}: {error}{said}") from None
     if not figure > 0:
         raise RuntimeError(f"the cost rung's yardstick for {op} measured {figure} s")
     return figure
