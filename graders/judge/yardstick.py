@@ -19,6 +19,7 @@ import atexit
 import os
 import select
 import statistics
+import subprocess
 import threading
 import time
 
@@ -98,7 +99,6 @@ class Process:
         from graders.judge.own_process import OwnProcess  # the judge's: never imported by the yardstick's process
 
         self.own = OwnProcess("graders.judge.yardstick", env=MALLOC_ENV)
-        self.process = self.own.process
         self.answered = 0
         # a request's write waits for the deadline, never for a stuck process
         os.set_blocking(self.own.to_process, False)
@@ -125,6 +125,11 @@ class Process:
             raise ValueError(str(reply.get("failed") if isinstance(reply, dict) else reply)[:120])
         self.answered += 1
         return reply["seconds"]
+
+    @property
+    def process(self) -> subprocess.Popen:
+        """The process itself (its pid, its exit status)."""
+        return self.own.process
 
     def running(self) -> bool:
         """Whether the process is alive, so that a dead one is replaced before the next measurement."""
