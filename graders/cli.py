@@ -44,7 +44,8 @@ def _grade(args) -> int:
     try:
         try:
             graded = pipeline.grade_submission(args.submission, key=args.key, tasks=args.tasks,
-                                               isolation=args.isolation, deadline=args.deadline)
+                                               isolation=args.isolation, deadline=args.deadline,
+                                               finished=painter.finished if painter is not None else None)
         except (layout.SubmissionError, RuntimeError) as error:
             print(msg.CLI_FAILED.format(command="grade", error=error), file=sys.stderr)
             return 2

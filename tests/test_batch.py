@@ -514,6 +514,38 @@ def test_the_painters_picture_is_the_picture_drawn_here_byte_for_byte(tmp_path):
         idle.close()
 
 
+def test_a_painter_given_5_4s_curve_early_draws_it_while_the_grade_goes_on(tmp_path):
+    """The CLI hands its painter task 5.4's curve as soon as the task is done (``finished``): is the picture then the
+    one drawn in process, is a result without a curve passed over, and does other data at the end (nothing the grade
+    made, but the painter must not answer for it) leave the drawing to the caller?"""
+    class Result:
+        task = BY_ID["5.4"]
+        data = {"train_loss": [0.5, 0.1, 0.02], "lesson_mse": 0.011}
+
+    class Earlier:
+        task = BY_ID["5.3"]
+        data = {"train_loss": [9.0]}
+
+    report = type("Report", (), {"results": [Earlier(), Result()]})
+    data = pictures.loss_data(report)
+    painter = pictures.Painter()
+    try:
+        painter.finished(Earlier())
+        assert painter._drawing is None  # 5.3 is not the lesson's run
+        painter.finished(Result())
+        assert painter.draw(data) == pictures.loss_png(data)
+    finally:
+        painter.close()
+    other = pictures.Painter()
+    try:
+        other.finished(Result())
+        assert other.draw({**data, "lesson_mse": 0.5}) is None
+    finally:
+        other.close()
+    assert outputs.write_picture(report, tmp_path, painter=other) == "loss.png"
+    assert (tmp_path / "loss.png").read_bytes() == pictures.loss_png(data)
+
+
 @pytest.mark.slow
 def test_intake_opens_only_regular_files_and_keeps_any_name(tmp_path):
     """A class with a FIFO and a sparse terabyte file beside a student's package, and a folder whose name is not

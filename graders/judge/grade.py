@@ -147,13 +147,15 @@ def run_task(task: Task, check, worker: Worker, lay: layout.Layout, key: int | N
 
 def grade(submission: Path, *, key: int | None = None, task_ids: tuple[str, ...] | None = None,
           scratch: Path | None = None, isolation: str = "auto", deadline: float | None = GRADE_DEADLINE,
-          laid_out: Callable[[], None] | None = None) -> Report:
+          laid_out: Callable[[], None] | None = None,
+          finished: Callable[[TaskResult], None] | None = None) -> Report:
     """Grade ``submission``; raises layout.SubmissionError when there is nothing to grade.
 
     ``isolation`` is "auto" (bubblewrap where it works), "bubblewrap" or "limits". ``deadline`` bounds the whole
     grade in seconds (None: no bound): a request never waits past it, and the tasks still to run then fail.
     ``laid_out`` is called once the submission's files are copied into the grade's own folder: from then on,
-    nothing done to the submission's folder changes the grade.
+    nothing done to the submission's folder changes the grade. ``finished`` is called with each task's result as
+    soon as it is made (the CLI's painter draws loss.png from 5.4's while the later tasks run).
     """
     start = time.perf_counter()
     profiled = profile.of(str(submission))  # the speed benchmark's breakdown; does nothing unless it asked
@@ -177,6 +179,8 @@ def grade(submission: Path, *, key: int | None = None, task_ids: tuple[str, ...]
             for task in tasks:
                 with profiled.task(task.id):
                     results.append(run_task(task, table[task.id], worker, lay, key, stop))
+                if finished is not None:
+                    finished(results[-1])
             if importing is not None:
                 importing.join()  # never left running at exit
     finally:

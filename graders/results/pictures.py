@@ -16,6 +16,7 @@ import os
 import statistics
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from graders import lesson
@@ -38,23 +39,54 @@ def available() -> bool:
 class Painter:
     """loss.png drawn by a process of its own, started before a grade: matplotlib's import (half a second) runs on
     another core while the grade runs, rather than after it or beside it under the judge's lock on the
-    interpreter. ``draw`` gives the PNG's bytes (the same as ``loss_png``'s), or None: then the caller draws."""
+    interpreter. ``give`` hands it the curve as soon as task 5.4 has it (``finished``), so that it draws while the
+    tasks after 5.4 run; ``draw`` gives the PNG's bytes (the same as ``loss_png``'s), or None: then the caller
+    draws."""
 
     def __init__(self):
         here = str(Path(__file__).resolve().parents[2])  # where graders is: never the working folder (-I)
         code = f"import sys; sys.path.insert(0, {here!r}); from graders.results.pictures import _paint; _paint()"
         self.process = subprocess.Popen([sys.executable, "-I", "-c", code], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self._given: dict | None = None  # the data ``give`` sent, and the thread that waits for its picture
+        self._drawing: threading.Thread | None = None
+        self._png: bytes | None = None
+
+    def finished(self, result) -> None:
+        """A task's result, as the grade makes it (graders.judge.grade.grade's ``finished``): the lesson's run's curve
+        goes to the painter at once."""
+        data = result_loss_data(result)
+        if data is not None:
+            self.give(data)
+
+    def give(self, data: dict) -> None:
+        """Send ``data`` to be drawn now; ``draw`` with the same data then only waits for the picture. Once only."""
+        if self._drawing is None:
+            self._given = data
+            self._drawing = threading.Thread(target=self._communicate, args=(json.dumps(data).encode(),),
+                                             name="painter", daemon=True)
+            self._drawing.start()
+
+    def _communicate(self, payload: bytes) -> None:
+        try:
+            png, _ = self.process.communicate(payload, timeout=PAINT_TIMEOUT)
+        except (OSError, subprocess.TimeoutExpired, ValueError):
+            return
+        self._png = png if self.process.returncode == 0 and png.startswith(b"\x89PNG") else None
 
     def draw(self, data: dict | None) -> bytes | None:
-        """The PNG of the loss curve for ``data``, drawn by the painter process; None when it fails or takes longer than
-        PAINT_TIMEOUT (the caller then draws it itself), so a stuck painter never holds up the grade."""
-        try:
-            png, _ = self.process.communicate(json.dumps(data).encode(), timeout=PAINT_TIMEOUT)
-        except (OSError, subprocess.TimeoutExpired, ValueError):
+        """The PNG of the loss curve for ``data``, drawn by the painter process; None when it fails, takes longer than
+        PAINT_TIMEOUT, or was given other data (the caller then draws it itself), so a stuck painter never holds up
+        the grade."""
+        if self._drawing is None:
+            self._given = data
+            self._communicate(json.dumps(data).encode())
+        else:
+            self._drawing.join(PAINT_TIMEOUT)
+        if self._drawing is not None and self._drawing.is_alive() or self._png is None:
             self.close()
             return None
-        return png if self.process.returncode == 0 and png.startswith(b"\x89PNG") else None
+        return self._png if data == self._given else None
 
     def close(self) -> None:
         """Stop the painter process if it still runs and close its pipes."""
@@ -103,12 +135,21 @@ def _png(figure) -> bytes:
 def loss_data(report) -> dict | None:
     """What task 5.4 recorded for the picture: the student's curve and the grader's MSE; None without a curve."""
     for result in report.results:
-        if result.task.whole_stack:  # the lesson's run, whose curve the picture draws
-            data = getattr(result, "data", None) or {}
-            losses = data.get("train_loss")
-            if isinstance(losses, list) and losses:
-                return {"train_loss": losses, "lesson_mse": data.get("lesson_mse"),
-                        "reference_loss": data.get("reference_loss"), "lesson_data": data.get("lesson_data", True)}
+        data = result_loss_data(result)
+        if data is not None:
+            return data
+    return None
+
+
+def result_loss_data(result) -> dict | None:
+    """``loss_data`` of one task's result: the picture's data where it is the lesson's run (task 5.4) with a curve."""
+    if not result.task.whole_stack:  # the lesson's run, whose curve the picture draws
+        return None
+    data = getattr(result, "data", None) or {}
+    losses = data.get("train_loss")
+    if isinstance(losses, list) and losses:
+        return {"train_loss": losses, "lesson_mse": data.get("lesson_mse"),
+                "reference_loss": data.get("reference_loss"), "lesson_data": data.get("lesson_data", True)}
     return None
 
 
