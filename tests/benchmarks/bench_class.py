@@ -68,11 +68,16 @@ def make_class(folder: Path, students: int) -> dict[str, str]:
             kinds[name] = f"wrong:{entry.name}"
         else:
             name = f"s{i:03d}_stubs"
-            (folder / name).mkdir()
-            for file, text in build.expected_exercises(paths.SOLUTIONS).items():
-                (folder / name / file).write_text(text)
+            make_stubs(folder / name)
             kinds[name] = "stubs"
     return kinds
+
+
+def make_stubs(folder: Path) -> None:
+    """A submission of the exercises' stubs, as a student who has done nothing hands them in."""
+    folder.mkdir(parents=True)
+    for file, text in build.expected_exercises(paths.SOLUTIONS).items():
+        (folder / file).write_text(text)
 
 
 class TreeMemory:

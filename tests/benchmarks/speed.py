@@ -15,6 +15,10 @@ B. breakdown where the CPU goes, task by task (graders.judge.profile, with $AGL_
              target 2: for the class, what is not the student's code at most the student's code's CPU (median over
              the submissions, each charged its share of the CPU no grade holds: the judges' starts, the pool).
              One run each, not timed against torch: CPU seconds move less with the load than wall seconds.
+             Then the floor (B3): a class of as many stub submissions (each task stops at its first request),
+             ``--repeats`` runs beside `import torch`, is what a grade costs the machine whatever the student wrote
+             (the sandboxes, the workers' starts, the judge's set-up, the gradebook); with the class's own code
+             added, it is what targets 2 and 3 could reach at best were every check and answer free.
 3. grade     `autograd-lab grade solutions`, and with `--results FILE` (results.json, and loss.png beside it):
              at most 2x `import torch`.
 3. class     `autograd-lab grade-all CLASS --out OUT --jobs 2` on bench_class.py's class of ``--students``:
@@ -280,10 +284,12 @@ def breakdown_reference(cache: ExamplesCache, examples: list[int]) -> None:
           "student's", flush=True)
 
 
-def breakdown_class(cache: ExamplesCache, students: int, jobs: int, examples: list[int]) -> list[Target]:
+def breakdown_class(cache: ExamplesCache, students: int, jobs: int,
+                    examples: list[int]) -> tuple[list[Target], list[float]]:
     """A class graded with grade-all: each task's mean over the class, a submission's medians, and target 2 of
     issue 31: what is not the student's code costs at most what the student's code does (median over the class;
-    each submission charged its share of what no grade holds: the judges' starts, the pool)."""
+    each submission charged its share of what no grade holds: the judges' starts, the pool). Also the CPU seconds
+    of each submission's own code, for ``breakdown_floor``."""
     class_dir = cache.scratch / "breakdown-class"
     kinds = bench_class.make_class(class_dir, students)
     with private_folder("agl-speed-gradebook-", cache.scratch) as out:
@@ -315,8 +321,36 @@ def breakdown_class(cache: ExamplesCache, students: int, jobs: int, examples: li
     print(f"  not the student's code / the student's code, per submission: median {ratio:.1f}x (p10 "
           f"{statistics.quantiles(ratios, n=10)[0]:.1f}x, p90 {statistics.quantiles(ratios, n=10)[-1]:.1f}x)",
           flush=True)
-    return [Target("2. not student / student CPU (class median)", f"{ratio:.1f}x", f"<= {OVERHEAD_RATIO:g}x",
-                   ratio <= OVERHEAD_RATIO)]
+    return ([Target("2. not student / student CPU (class median)", f"{ratio:.1f}x", f"<= {OVERHEAD_RATIO:g}x",
+                    ratio <= OVERHEAD_RATIO)], [t["student"] for t in totals])
+
+
+def breakdown_floor(cache: ExamplesCache, repeats: int, students: int, jobs: int, own: list[float],
+                    examples: list[int]) -> None:
+    """The least a class could cost with every check, example and sandbox kept: what a grade costs when the student
+    has written nothing (a class of as many stub submissions, where every task stops at its first request: the
+    workers' sandboxes and starts, the judge's set-up, the gradebook; the machine's CPU, all of it), added to what
+    the class's own code cost (``own``, B2's student column). Were the judge's checks and the workers' answers
+    free, a class could cost no less: the floor of targets 2 and 3, in their units."""
+    stubs = cache.scratch / f"stubs-{students}"
+    if not stubs.exists():
+        for i in range(students):
+            bench_class.make_stubs(stubs / f"s{i:03d}_stubs")
+    made = (stubs, {f"s{i:03d}_stubs": "stubs" for i in range(students)})
+    runs = grade_all_pairs(cache, repeats, made, jobs, examples, "B3.")
+    fixed, kernel = runs.per_submission()
+    torch = statistics.median(t for t, _ in runs.pairs)
+    mean, median = statistics.mean(own), statistics.median(own)
+    floor = (fixed + mean) / torch
+    below = sum(1 for seconds in own if seconds < fixed)
+    print(f"B3. the floor: a grade that asks each task once costs the machine {fixed:.2f} s of CPU a submission "
+          f"({kernel:.0%} in the kernel; {students} stub submissions)", flush=True)
+    print(f"  target 3's floor: that plus the class's own code (B2: mean {mean:.2f} s a submission) is "
+          f"{fixed + mean:.2f} s a submission, {floor:.2f}x import torch ({torch:.2f} s) a core, with checks and "
+          f"answers costing nothing; what is left for 1,357 or more examples' checks at {CLASS_RATIO:g}x: "
+          f"{torch * CLASS_RATIO - fixed - mean:+.2f} s a submission", flush=True)
+    print(f"  target 2's floor: that fixed cost alone is {fixed / median:.1f}x the median submission's own code "
+          f"({median:.2f} s); {below} of {len(own)} submissions' own code costs less than it", flush=True)
 
 
 def measure_grade(cache: ExamplesCache, repeats: int, examples: list[int]) -> list[Target]:
@@ -574,7 +608,9 @@ def run(only: list[str], repeats: int, students: int, jobs: int, cold: bool, sma
         print(f"examples cache: {cache.warm_up(examples)}", flush=True)
         if "breakdown" in only:
             breakdown_reference(cache, examples)
-            targets += breakdown_class(cache, students, jobs, examples)
+            overhead, own = breakdown_class(cache, students, jobs, examples)
+            targets += overhead
+            breakdown_floor(cache, repeats, students, jobs, own, examples)
         if "grade" in only:
             targets += measure_grade(cache, repeats, examples)
         if "class" in only:
