@@ -544,6 +544,10 @@ def test_a_painter_given_5_4s_curve_early_draws_it_while_the_grade_goes_on(tmp_p
         other.close()
     assert outputs.write_picture(report, tmp_path, painter=other) == "loss.png"
     assert (tmp_path / "loss.png").read_bytes() == pictures.loss_png(data)
+    stopped = pictures.Painter()  # a grade that ends in an error closes its painter while it may still draw
+    stopped.finished(Result())
+    stopped.close()
+    assert not stopped._drawing.is_alive() and stopped.process.returncode is not None
 
 
 @pytest.mark.slow

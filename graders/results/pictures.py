@@ -59,18 +59,23 @@ class Painter:
         if data is not None:
             self.give(data)
 
-    def give(self, data: dict) -> None:
-        """Send ``data`` to be drawn now; ``draw`` with the same data then only waits for the picture. Once only."""
-        if self._drawing is None:
-            self._given = data
-            self._drawing = threading.Thread(target=self._communicate, args=(json.dumps(data).encode(),),
-                                             name="painter", daemon=True)
-            self._drawing.start()
+    def give(self, data: dict | None) -> None:
+        """Send ``data`` to be drawn now; ``draw`` with the same data then only waits for the picture. Once only; data
+        that will not go (not JSON) is left for ``draw``, whose caller then draws it itself."""
+        if self._drawing is not None:
+            return
+        try:
+            payload = json.dumps(data).encode()
+        except (TypeError, ValueError):
+            return
+        self._given = data
+        self._drawing = threading.Thread(target=self._communicate, args=(payload,), name="painter", daemon=True)
+        self._drawing.start()
 
     def _communicate(self, payload: bytes) -> None:
         try:
             png, _ = self.process.communicate(payload, timeout=PAINT_TIMEOUT)
-        except (OSError, subprocess.TimeoutExpired, ValueError):
+        except Exception:  # noqa: BLE001 - in the painter's thread too: whatever stops it, the caller draws
             return
         self._png = png if self.process.returncode == 0 and png.startswith(b"\x89PNG") else None
 
@@ -78,21 +83,22 @@ class Painter:
         """The PNG of the loss curve for ``data``, drawn by the painter process; None when it fails, takes longer than
         PAINT_TIMEOUT, or was given other data (the caller then draws it itself), so a stuck painter never holds up
         the grade."""
-        if self._drawing is None:
-            self._given = data
-            self._communicate(json.dumps(data).encode())
-        else:
+        self.give(data)  # unless given already
+        if self._drawing is not None:
             self._drawing.join(PAINT_TIMEOUT)
-        if self._drawing is not None and self._drawing.is_alive() or self._png is None:
+        if self._drawing is None or self._drawing.is_alive() or self._png is None:
             self.close()
             return None
         return self._png if data == self._given else None
 
     def close(self) -> None:
-        """Stop the painter process if it still runs and close its pipes."""
+        """Stop the painter process if it still runs, let the thread waiting for its picture end, and close its
+        pipes."""
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait()
+        if self._drawing is not None and self._drawing is not threading.current_thread():
+            self._drawing.join(PAINT_TIMEOUT)  # its communicate ends with the process's pipes
         for stream in (self.process.stdin, self.process.stdout):
             if stream is not None:
                 stream.close()
