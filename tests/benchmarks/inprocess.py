@@ -3,15 +3,28 @@
 For the benchmark only, to measure what isolation costs: grading this way is
 exactly what docs/design.md forbids: a judge that imports student code (which
 could then patch the judge).
+
+The worker's code is imported from the grade's own copy (``layout.runtime``), as
+every worker imports it, so the hybrids' ``from worker.standins import ...`` find
+it; the oracle calls the student's code makes in the middle of a request
+(``worker.oracles``) are answered by the judge's own answers
+(graders.judge.routing.Calls), in this process, not over a pipe.
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import os
+import shutil
 import sys
+import tempfile
 import time
+from pathlib import Path
 
-from graders.worker import main as worker_main
-from graders.worker.verbs import Serving
+from graders.isolation import work_files
+from graders.judge import routing
+from graders.worker import protocol
 
 
 class InProcessWorker:
@@ -22,30 +35,70 @@ class InProcessWorker:
     def __init__(self, layout):
         self.layout = layout
         self.last_cpu_seconds = 0.0
-        Serving.package_root = str(layout.packages)
-        sys.path.insert(0, str(layout.packages))
-        worker_main.VERBS.update(worker_main.verbs())
+        self.oracle_failure: str | None = None
+        self.round_trips = 0
+        sys.path[:0] = [str(layout.runtime), str(layout.packages)]
+        self.main = importlib.import_module("worker.main")
+        verbs = importlib.import_module("worker.verbs")
+        verbs.Serving.package_root = str(layout.packages)
+        self.main.VERBS.update(self.main.verbs())
+        importlib.import_module("worker.oracles").ask_judge = self._ask_judge
+        self._calls: routing.Calls | None = None
+        self.work = Path(tempfile.mkdtemp(prefix="agl-inprocess-work-"))  # the working folder every request runs in
+
+    def _ask_judge(self, name: str, **args):
+        """worker.verbs.ask_judge, answered here: the judge's answer to the oracle call, round-tripped as over the
+        pipe; a refusal raises ValueError, as the worker's does."""
+        calls = self._calls or routing.Calls(tuple(routing.ORACLE_OF_VERB.values()))
+        answer = calls({"name": name, "args": _round_trip(args)}, time.monotonic() + 600.0)
+        self.oracle_failure = calls.failure
+        if "value" not in answer:
+            raise ValueError(answer.get("refused", "the judge would not answer"))
+        return _round_trip(answer["value"])
 
     def request(self, verb, args, timeout, *, measure_cpu=False):
-        start = time.process_time()
-        reply = worker_main._answer({"verb": verb, "args": args})
+        self.round_trips += 1
+        self.oracle_failure = None
+        packages = routing.group_of(verb, args) if verb != "batch" else ()
+        self._calls = routing.calls(packages) if packages else None
+        start, here = time.process_time(), os.getcwd()
+        os.chdir(self.work)
+        try:
+            reply = self.main._answer({"verb": verb, "args": _round_trip(args)})
+        finally:
+            os.chdir(here)
         self.last_cpu_seconds = time.process_time() - start
         return _round_trip(reply)
+
+    @contextlib.contextmanager
+    def work_folder(self, verb, args):
+        """The requests' working folder, opened as the judge opens a worker's (graders.isolation.work_files)."""
+        with work_files.opened(self.work) as folder:
+            yield folder
+
+    def owner(self, verb, args) -> None:
+        """Files the judge writes for a request are this process's own."""
+        return None
+
+    def request_batch(self, requests, timeout):
+        """One reply a request, each answered as if asked alone (a batch is only fewer round trips)."""
+        return [self.request(verb, args, timeout) for verb, args in requests]
 
     def last_words(self) -> str:
         return ""
 
     def stop(self) -> None:
-        sys.path.remove(str(self.layout.packages))
-        for name in [m for m in sys.modules if m.split(".")[0] in ("ref", "sub_all") or m.startswith("sub_")]:
+        shutil.rmtree(self.work, ignore_errors=True)
+        for path in (str(self.layout.runtime), str(self.layout.packages)):
+            if path in sys.path:
+                sys.path.remove(path)
+        for name in [m for m in sys.modules if m.split(".")[0] in ("worker", "ref", "sub_all") or m.startswith("sub_")]:
             del sys.modules[name]
 
 
-def _round_trip(reply):
-    """Claims as the judge would see them after the pipe: arrays copied, tuples as lists."""
-    from graders.worker import protocol
-
-    data = protocol.encode(reply)
+def _round_trip(value):
+    """A value as the other side of the pipe would see it: arrays copied, tuples as lists."""
+    data = protocol.encode(value)
     view = memoryview(data)
 
     def read_exactly(n):
