@@ -43,15 +43,14 @@ class InProcessWorker:
         verbs.Serving.package_root = str(layout.packages)
         self.main.VERBS.update(self.main.verbs())
         importlib.import_module("worker.oracles").ask_judge = self._ask_judge
-        self._calls: routing.Calls | None = None
+        self._calls = routing.Calls(())  # the answers to the oracle calls of the request being answered
         self.work = Path(tempfile.mkdtemp(prefix="agl-inprocess-work-"))  # the working folder every request runs in
 
     def _ask_judge(self, name: str, **args):
         """worker.verbs.ask_judge, answered here: the judge's answer to the oracle call, round-tripped as over the
         pipe; a refusal raises ValueError, as the worker's does."""
-        calls = self._calls or routing.Calls(tuple(routing.ORACLE_OF_VERB.values()))
-        answer = calls({"name": name, "args": _round_trip(args)}, time.monotonic() + 600.0)
-        self.oracle_failure = calls.failure
+        answer = self._calls({"name": name, "args": _round_trip(args)}, time.monotonic() + 600.0)
+        self.oracle_failure = self._calls.failure
         if "value" not in answer:
             raise ValueError(answer.get("refused", "the judge would not answer"))
         return _round_trip(answer["value"])
@@ -59,8 +58,7 @@ class InProcessWorker:
     def request(self, verb, args, timeout, *, measure_cpu=False):
         self.round_trips += 1
         self.oracle_failure = None
-        packages = routing.group_of(verb, args) if verb != "batch" else ()
-        self._calls = routing.calls(packages) if packages else None
+        self._calls = routing.calls(routing.group_of(verb, args))  # offered what the worker of its group is
         start, here = time.process_time(), os.getcwd()
         os.chdir(self.work)
         try:

@@ -333,11 +333,11 @@ def breakdown_floor(cache: ExamplesCache, repeats: int, students: int, jobs: int
     the class's own code cost (``own``, B2's student column). Were the judge's checks and the workers' answers
     free, a class could cost no less: the floor of targets 2 and 3, in their units."""
     stubs = cache.scratch / f"stubs-{students}"
+    kinds = {f"s{i:03d}_stubs": "stubs" for i in range(students)}
     if not stubs.exists():
-        for i in range(students):
-            bench_class.make_stubs(stubs / f"s{i:03d}_stubs")
-    made = (stubs, {f"s{i:03d}_stubs": "stubs" for i in range(students)})
-    runs = grade_all_pairs(cache, repeats, made, jobs, examples, "B3.")
+        for name in kinds:
+            bench_class.make_stubs(stubs / name)
+    runs = grade_all_pairs(cache, repeats, (stubs, kinds), jobs, examples, "B3.")
     fixed, kernel = runs.per_submission()
     torch = statistics.median(t for t, _ in runs.pairs)
     mean, median = statistics.mean(own), statistics.median(own)
