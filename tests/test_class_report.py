@@ -9,7 +9,6 @@ self-contained, well-formed HTML document rendered from its template with every 
 
 from __future__ import annotations
 
-import html
 import json
 import os
 import re
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from corpus import BY_NAME, WRONG, make_submission
+from markupsafe import escape
 
 from graders import messages as msg
 from graders.classgrade import batch, report
@@ -107,7 +107,7 @@ def test_the_class_page_is_one_well_formed_self_contained_document(graded_class)
     assert "<script" not in page and "http://" not in page and "https://" not in page
     assert all(src.startswith("data:image/png;base64,") for src in checker.sources)
     for _, mistake in EXPECTED.values():
-        assert html.escape(report.sentence(mistake), quote=True) in page
+        assert str(escape(report.sentence(mistake))) in page
     assert "HINT_" not in page
 
 
@@ -257,8 +257,12 @@ MISTAKES_BLOCK = re.compile(r"(<!-- mistakes:start -->\n)(.*?)(<!-- mistakes:end
 
 def mistakes_table() -> str:
     """The table of named mistakes docs/class.md holds: every id the reader knows, with what it means."""
-    rows = ["| id | the hint it names |", "| --- | --- |"]
-    rows += [f"| `{name}` | {report.meaning(name).replace('|', '&#124;')} |" for name in mistakes.hints()]
+    rows = ["| id | what the students did, as the class report says it | the hint it names |", "| --- | --- | --- |"]
+    def cell(text: str) -> str:
+        return text.replace("|", "&#124;")
+
+    rows += [f"| `{name}` | {cell(report.sentence(name))} | {cell(report.meaning(name))} |"
+             for name in mistakes.hints()]
     return "\n".join(rows) + "\n"
 
 

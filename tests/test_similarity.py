@@ -129,8 +129,9 @@ def test_the_report_shows_the_pair_side_by_side_with_the_code_escaped(tmp_path):
     both passages in code blocks whose fences no line of the code closes?"""
     reference = (SOLUTIONS / "tensor.py").read_text()
     lines = renamed(reference).splitlines()
-    middle = len(lines) // 2  # inside the copied code, so the side-by-side view shows it
-    copy = "\n".join([*lines[:middle], "# </pre><script>alert(1)</script> ````` not a fence", *lines[middle:]])
+    # Inside the second function's body: copied code, near the top, so the side-by-side view shows it.
+    inside = [i for i, line in enumerate(lines) if line.startswith("def ")][1] + 3
+    copy = "\n".join([*lines[:inside], "    # </pre><script>alert(1)</script> ````` not a fence", *lines[inside:]])
     out = tmp_path / "out"
     records = []
     for student, text in (("ana", reference), ("<b>bo</b>", copy)):
@@ -148,9 +149,8 @@ def test_the_report_shows_the_pair_side_by_side_with_the_code_escaped(tmp_path):
     text = report.markdown(data)
     section = text.split("## " + report.msg.CLASS_SIMILAR_TITLE, 1)[1]
     assert "\\<b\\>bo\\</b\\>" in section and "<b>" not in section
-    fences = [line for line in section.splitlines() if line.startswith("```")]
     block = section.split("``````python\n", 1)[1].split("\n``````\n", 1)[0]  # longer than the code's ````` run
-    assert "# </pre><script>alert(1)</script> ````` not a fence" in block
+    assert "    # </pre><script>alert(1)</script> ````` not a fence" in block
 
 
 def test_grade_all_keeps_the_graded_code_and_merge_carries_it(tmp_path):
@@ -172,3 +172,24 @@ def test_grade_all_keeps_the_graded_code_and_merge_carries_it(tmp_path):
     kept = tmp_path / "merged" / gradebook.STUDENTS / "ana" / gradebook.CODE
     assert sorted(p.name for p in kept.iterdir()) == sorted(f"{m}.py" for m in GRADED_MODULES)
     assert json.loads((tmp_path / "merged" / gradebook.STUDENTS / "ana" / "grading.json").read_text())["total"] == 4.0
+
+
+def test_a_class_compared_again_unchanged_is_read_from_the_cache(tmp_path, monkeypatch):
+    """grade-all writes the report on every run: is an unchanged class's list read back from OUT_DIR's cache (no
+    comparison at all), the same pairs and passages, and is a class whose code changed compared again?"""
+    reference = {m: (SOLUTIONS / f"{m}.py").read_text() for m in GRADED_MODULES}
+    code = {"ana": reference, "bo": {m: renamed(t) for m, t in reference.items()}, "cy": stubs()}
+    cache = tmp_path / ".similarity.json"
+    first = similarity.similar_pairs(code, cache=cache)
+    assert [(p.first, p.second) for p in first] == [("ana", "bo")]
+
+    def compared(_code):
+        raise AssertionError("compared again")
+
+    monkeypatch.setattr(similarity, "compare", compared)
+    again = similarity.similar_pairs(code, cache=cache)
+    assert [(p.first, p.second, p.fractions) for p in again] == [(p.first, p.second, p.fractions) for p in first]
+    assert [f.sides() for f in again[0].files] == [f.sides() for f in first[0].files]
+    code["cy"] = dict(reference)
+    with pytest.raises(AssertionError, match="compared again"):
+        similarity.similar_pairs(code, cache=cache)

@@ -35,6 +35,8 @@ MAX_NAMES = 30  # students named per line of the report; the count says how many
 BINS = 10  # bars of the distribution of totals
 MAX_RESULT_BYTES = 4 * 2**20  # a results.json read for the report
 MAX_PAIRS_SHOWN = 10  # similar pairs shown side by side; the others are listed
+MAX_FILES_SHOWN = 2  # files of a pair shown side by side: those with the most of their own code shared
+SIMILARITY_CACHE = ".similarity.json"  # in OUT_DIR: the pairs of the code compared last (graders.classgrade.similarity)
 # The rung of a timeout where the worker waited without computing (it slept, or blocked on a read): a verdict of wall
 # time alone, which the report says in those words, apart from a timeout spent computing.
 WAITED = "waited"
@@ -197,7 +199,7 @@ def build(out: Path, records: list[Record], task_ids: tuple[str, ...], *, compar
         code = {student: files for student, files in code.items() if files}
         report.compared = len(code)
         try:
-            report.pairs = similarity.similar_pairs(code)
+            report.pairs = similarity.similar_pairs(code, cache=Path(out) / SIMILARITY_CACHE)
         except ImportError as error:  # an install without copydetect (or its matplotlib): the rest of the report
             report.compared, report.skipped = 0, msg.CLASS_SIMILAR_SKIPPED.format(error=error)
     return report
@@ -281,7 +283,8 @@ def _similar(report: ClassReport) -> dict:
     pairs = []
     for number, pair in enumerate(report.pairs, start=1):
         files = []
-        for match in pair.files if number <= MAX_PAIRS_SHOWN else ():
+        telling = sorted(pair.files, key=lambda m: -max(m.fractions))[:MAX_FILES_SHOWN]
+        for match in telling if number <= MAX_PAIRS_SHOWN else ():
             first, second = match.sides()
             files.append({"module": f"{match.module}.py", "first": first, "second": second,
                           "first_lines": _span(first), "second_lines": _span(second),

@@ -14,11 +14,14 @@ fingerprint of each window) would keep other fingerprints on every run; every k-
 
 from __future__ import annotations
 
+import hashlib
 import io
 import itertools
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from graders.files import atomic_write
 from graders.paths import GIVEN
 from graders.results.plain import safe
 from graders.tasks import GRADED_MODULES
@@ -33,7 +36,8 @@ FLAGGED = 0.6  # a pair is listed when one of the two shares at least this fract
 MIN_SHARED = 200  # ... and at least this many characters of filtered code, so that one short rule is never enough
 MAX_BYTES = 256 * 1024  # of one module read for the comparison
 CONTEXT = 2  # lines shown around a shared passage in the side-by-side view
-MAX_LINES = 400  # lines of one file shown in the side-by-side view
+MAX_LINES = 80  # lines of one file shown in the side-by-side view (OUT_DIR/students/<student>/code/ has it whole)
+CACHE_VERSION = 1  # of the pairs kept for a class's code (similar_pairs' cache)
 
 
 @dataclass
@@ -106,14 +110,21 @@ def compare(code: dict[str, dict[str, str]]) -> list[Pair]:
         return []
     from copydetect import compare_files
 
+    # Each distinct text is fingerprinted once, and each pair of distinct texts compared once: many students hand in
+    # a module as the same text (the stubs of a task not done, a copy).
     prints: dict[str, dict[str, object]] = {s: {} for s in students}
     for module in GRADED_MODULES:
         given = GIVEN / f"{module}.py"
         boilerplate = list(_fingerprint(module, given.read_text()).hashes) if given.is_file() else None
+        made: dict[str, object] = {}
         for student in students:
-            if module in code[student]:
-                prints[student][module] = _fingerprint(module, code[student][module], boilerplate)
+            text = code[student].get(module)
+            if text is not None:
+                if text not in made:
+                    made[text] = _fingerprint(module, text, boilerplate)
+                prints[student][module] = made[text]
     own = {s: sum(p.token_coverage for p in prints[s].values()) for s in students}
+    done: dict[tuple[int, int], tuple] = {}
     pairs = []
     for first, second in itertools.combinations(students, 2):
         shared, files = [0, 0], []
@@ -121,7 +132,9 @@ def compare(code: dict[str, dict[str, str]]) -> list[Pair]:
             a, b = prints[first].get(module), prints[second].get(module)
             if a is None or b is None:
                 continue
-            overlap, (fa, fb), slices = compare_files(a, b)
+            if (id(a), id(b)) not in done:
+                done[id(a), id(b)] = compare_files(a, b)
+            overlap, (fa, fb), slices = done[id(a), id(b)]
             if overlap == 0:
                 continue
             shared[0] += int(round(fa * a.token_coverage))  # copydetect's overlap over coverage, undone
@@ -137,11 +150,46 @@ def fractions(code: dict[str, dict[str, str]]) -> dict[tuple[str, str], tuple[fl
     return {(p.first, p.second): p.fractions for p in compare(code)}
 
 
-def similar_pairs(code: dict[str, dict[str, str]]) -> list[Pair]:
+def similar_pairs(code: dict[str, dict[str, str]], cache: Path | None = None) -> list[Pair]:
     """The pairs of students in ``code`` (student -> module -> text) whose code shares much beyond the given
-    modules (FLAGGED of one's own code, MIN_SHARED characters), the most similar first."""
-    found = [p for p in compare(code) if p.fraction >= FLAGGED and p.shared >= MIN_SHARED]
+    modules (FLAGGED of one's own code, MIN_SHARED characters), the most similar first. ``cache``: a file that keeps
+    them for this very code (and these settings), so that a class run again unchanged is not compared again."""
+    key = _cache_key(code)
+    found = _cached(cache, key, code) if cache is not None else None
+    if found is None:
+        found = [p for p in compare(code) if p.fraction >= FLAGGED and p.shared >= MIN_SHARED]
+        if cache is not None:
+            atomic_write(cache, json.dumps({"key": key, "pairs": [_as_json(p) for p in found]}) + "\n")
     return sorted(found, key=lambda p: (-p.fraction, p.first, p.second))
+
+
+def _cache_key(code: dict[str, dict[str, str]]) -> str:
+    """A digest of everything the pairs depend on: the code, the given modules and the settings."""
+    given = {module: (GIVEN / f"{module}.py").read_text() for module in GRADED_MODULES
+             if (GIVEN / f"{module}.py").is_file()}
+    text = json.dumps({"version": CACHE_VERSION, "noise": NOISE, "window": WINDOW, "flagged": FLAGGED,
+                       "min_shared": MIN_SHARED, "given": given, "code": code}, sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _as_json(pair: Pair) -> dict:
+    return {"first": pair.first, "second": pair.second, "fractions": list(pair.fractions), "shared": pair.shared,
+            "files": [{"module": f.module, "fractions": list(f.fractions),
+                       "slices": [[[int(v) for v in side[0]], [int(v) for v in side[1]]] for side in f.slices]}
+                      for f in pair.files]}
+
+
+def _cached(cache: Path, key: str, code: dict[str, dict[str, str]]) -> list[Pair] | None:
+    """The pairs kept in ``cache`` for ``key``, their texts read from ``code``; None where there are none."""
+    try:
+        kept = json.loads(Path(cache).read_text())
+        if kept.get("key") != key:
+            return None
+        return [Pair(p["first"], p["second"], tuple(p["fractions"]), int(p["shared"]), [
+            FileMatch(f["module"], (code[p["first"]][f["module"]], code[p["second"]][f["module"]]),
+                      tuple(f["fractions"]), tuple(f["slices"])) for f in p["files"]]) for p in kept["pairs"]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
 
 
 def _side(text: str, slices, fraction: float) -> Side:
@@ -161,10 +209,16 @@ def _side(text: str, slices, fraction: float) -> Side:
     keep = {n for hit in hits for n in range(hit - CONTEXT, hit + CONTEXT + 1)}
     shown: list[tuple[int, list[tuple[str, bool]]] | None] = []
     for number, segments, _ in lines:
-        if number in keep and len(shown) < MAX_LINES:
+        if number not in keep:
+            if shown and shown[-1] is not None:
+                shown.append(None)  # a gap: the lines left out are an ellipsis
+        elif len(shown) >= MAX_LINES:
+            if shown[-1] is not None:
+                shown.append(None)
+            break
+        else:
             shown.append((number, segments))
-        elif shown and shown[-1] is not None:
-            shown.append(None)
-    while shown and shown[-1] is None:
-        shown.pop()
+    last = max((line[0] for line in shown if line is not None), default=0)
+    if shown and shown[-1] is None and max(keep, default=0) <= last:
+        shown.pop()  # nothing shared after the last line shown: no ellipsis
     return Side(shown, float(fraction), min(hits, default=0), max(hits, default=0))
