@@ -261,7 +261,10 @@ def _context(report: ClassReport) -> dict:
               if s.not_importing else ""}
              for s in report.tasks]
     return {
-        "msg": msg,
+        "words": {"tasks": msg.CLASS_REPORT_TASKS, "unrecognised": msg.CLASS_REPORT_UNRECOGNISED,
+                  "imports": msg.CLASS_REPORT_IMPORTS, "imports_intro": msg.CLASS_REPORT_IMPORTS_INTRO,
+                  "similar": msg.CLASS_SIMILAR_TITLE, "totals": msg.CLASS_REPORT_TOTALS,
+                  "students": msg.CLASS_REPORT_STUDENTS},
         "summary": msg.CLASS_SUMMARY.format(students=report.students, graded=len(report.graded),
                                             others=len(report.not_graded)),
         "time": msg.CLASS_REPORT_TIME.format(median=statistics.median(seconds), most=max(seconds)) if seconds else "",
@@ -374,7 +377,7 @@ STYLE = ("body{font:15px/1.45 system-ui,sans-serif;max-width:60em;margin:2em aut
          "td.n{text-align:right}code{font-size:90%}img{max-width:100%}"
          "table.code{table-layout:fixed;width:100%}table.code td{vertical-align:top;width:50%}"
          "pre{margin:0;white-space:pre-wrap;overflow-wrap:anywhere;font-size:85%}"
-         "mark{background:#ddd;color:#000;font-weight:bold}")
+         "mark{background:#ddd;color:#000;font-weight:bold}a{color:#111}")
 
 
 def page(report: ClassReport, pictures: dict[str, bytes]) -> str:
