@@ -107,8 +107,8 @@ def add_commands(sub) -> None:
 
     a = sub.add_parser("grade-all", help="grade every submission in a folder into a gradebook",
                        description="Grade every folder laid out like exercises/ (or .zip of one) in SUBMISSIONS_DIR "
-                                   "with a pool of judge processes. Writes OUT_DIR/<student>/results.json (and "
-                                   "scorecard.md, loss.png) and OUT_DIR/grades.csv as each student finishes; a "
+                                   "with a pool of judge processes. Writes OUT_DIR/students/<student>/results.json "
+                                   "(and scorecard.md, loss.png) and OUT_DIR/grades.csv as each student finishes; a "
                                    "second run skips the submissions that have not changed; `autograd-lab export` "
                                    "then writes the totals for Canvas or Moodle. Exit status: 0 when "
                                    "every submission has its row (whatever its status), 2 for arguments that "

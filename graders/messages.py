@@ -806,15 +806,44 @@ ZIP_TOO_MANY = "{name}: holds more than {limit:,} files"
 ZIP_ENCRYPTED = "{name}: holds {member!r}, which is encrypted"
 SEVERAL_PACKAGES = ("{name}: holds several folders laid out like exercises/ ({found}); "
                     "expected one")
+SUBMISSION_LINK = ("{name}: a symbolic link, not a folder or a .zip; hand in the folder itself (a link would grade "
+                   "whatever it points to)")
+SUBMISSION_UNREADABLE = "{name}: a folder in it cannot be read ({error})"
+SUBMISSION_TOO_MANY = ("{name}: more than {limit:,} files and folders within {depth} levels, where the folder laid out "
+                       "like exercises/ was looked for; hand in that folder alone")
+SUBMISSION_UNHASHED = "{name}: its files could not be read ({error})"
+# Why a name cannot be a student's (graders.submission.intake.name_problem): said of a merged shard's row too.
+NAME_EMPTY = "an empty name"
+NAME_SEPARATOR = "a name with a path separator or a NUL, which no folder has"
+NAME_HIDDEN = "a hidden name (it starts with '.') or one grade-all skips (__pycache__, .git, ...)"
 MERGE_NO_CSV = "{folder}: no grades.csv in it (expected a folder that `autograd-lab grade-all --out` wrote)"
 MERGE_COLUMNS = ("{path}: its columns ({got}) differ from those of {first} ({expected}); "
                  "were the shards graded with the same --tasks?")
 MERGE_DUPLICATE = ("{student} is in both {first} and {second}: were the shards given different slices "
                    "(--shard 1/N ... N/N) of the same N?")
 MERGE_OUT_IS_INPUT = "{out} is one of the folders to merge; write the merged gradebook elsewhere"
+# A shard's file that is not what grade-all writes: merge refuses it, naming the file (and the row), before writing.
+MERGE_BAD_HEADER = "{path}: not a grades.csv that grade-all wrote: its header must be {expected}"
+MERGE_BAD_ROW = "{path}, line {line}: {problem}; refused, nothing was merged"
+MERGE_CELLS = "{cells} cells, expected {columns} as in the header"
+MERGE_BAD_NAME = "the student {name!r} is {problem}"
+MERGE_BAD_VALUE = "{column} is {value!r}, expected {expected}"
+MERGE_NUMBER = "a number, at least 0"
+MERGE_NUMBER_UP_TO = "a number from 0 to the task's {most:g} points"
+MERGE_BAD_FILE = "{path}: {problem}; refused, nothing was merged"
+MERGE_RECORD_NOT_OBJECT = "not a record grade-all wrote (a JSON object)"
+MERGE_RECORD_FIELDS = "not a record grade-all wrote: its fields are {fields}"
+MERGE_RECORD_TYPE = "not a record grade-all wrote: its {field} is {got}"
+MERGE_RECORD_OTHER = "the record of {student!r}, in the folder of {row!r}"
+MERGE_RECORD_SCORE = "task {task!r} at {points:g} points, which is no task of the gradebook or past its points"
+MERGE_RESULT = "not a results.json grade-all wrote: {problem}"
+MERGE_RESULT_SHAPE = "its tests are not a list"
+MERGE_RESULT_TEST = "test {index}: {problem}"
+MERGE_OUT_TAKEN = "{path} is not a folder; write the merged gradebook elsewhere"
 MERGE_DONE = "merge: {students} student(s) from {folders} folder(s)\nwrote {csv}"
 
-NO_PICTURES = "pictures skipped: matplotlib is not installed (pip install 'autograd-lab[plots]')"
+NO_PICTURES = ("pictures skipped: matplotlib is not installed here; it comes with autograd-lab "
+               "(pip install -c .ci/constraints.txt -e . installs it, or pip install matplotlib)")
 PICTURE_LINK = "![Task 5.4: your training loss per epoch against the noise floor]({file})"
 LOSS_TITLE = "Task 5.4: the lesson's run on your code"
 LOSS_YOURS = "your fit: train_loss per epoch"
@@ -869,6 +898,33 @@ CLASS_REPORT_TOTALS = "Totals"
 CLASS_REPORT_STUDENTS = "Students"
 CLASS_PICTURE_TOTALS = "the distribution of totals"
 CLASS_PICTURE_RATES = "the share with full points, per task"
+CLASS_REPORT_NO_RESULT = "no result for this task in the student's results.json"
+CLASS_REPORT_MORE = "and {count} more"
+CLASS_REPORT_NOT_IMPORTING = "{count} whose file does not import (below, once per student)"
+CLASS_REPORT_WAITED = "timed out without computing: {reason}"
+CLASS_REPORT_IMPORTS = "Files that do not import"
+CLASS_REPORT_IMPORTS_INTRO = ("Each line is one student's file that stops at import, which costs every task it holds; "
+                              "their scorecard has the whole message.")
+CLASS_REPORT_IMPORT = "{file} does not import ({reason}): {count} task(s) lost, {tasks}"
+# What failed, by rung (graders.results.mistakes.RUNGS), as the class report says it.
+CLASS_RUNGS = {
+    "values": "wrong values", "types": "wrong types or shapes", "errors": "errors raised or missed",
+    "cost": "too slow for the cost rung", "crash": "the student process died", "time": "out of time while computing",
+    "waited": "timed out without computing (it waited: a sleep, a blocking read)", "in place": "changed in place",
+    "batches": "wrong batches", "modes": "wrong train or eval modes", "device": "a tensor on the wrong device",
+    "convergence": "no convergence", "checkpoint": "a checkpoint not kept", "not attempted": "not attempted",
+    "grader error": "a grader error", "import": "a file that does not import", "other": "other failures",
+}
+CLASS_SIMILAR_TITLE = "Similar submissions"
+CLASS_SIMILAR_INTRO = ("{compared} students' code compared (copydetect: names, strings and comments left out, the "
+                       "given code and the stubs set aside); {flagged} pair(s) share at least {fraction:.0%} of one's "
+                       "own code. A list to look at, never a grade: two students may share code honestly (a study "
+                       "group, a snippet from the lesson).")
+CLASS_SIMILAR_PAIR = "{first:.0%} and {second:.0%} of each one's own code is in the other's, in {files}."
+CLASS_SIMILAR_SKIPPED = "Not compared: {error} (copydetect comes with autograd-lab: pip install copydetect)."
+CLASS_SIMILAR_MORE = "The first {shown} pairs are shown side by side below; {count} more are in the table only."
+CLASS_SIMILAR_LINES = "shared code on lines {first} to {last}"
+CLASS_MISTAKE_HINT = "lost the task to a mistake whose hint says: {hint}"
 
 EXAMPLES_WRITTEN = "{out}: wrote {files}"
 EXAMPLES_EXIST = "{path} exists; pass --force to replace it"
@@ -897,3 +953,150 @@ PYTEST_NOT_GRADED = "autograd-lab: {error}"
 PYTEST_INSIDE_SUBMISSION = ("--autograd-lab-submission {submission}: the {what} {path} lies inside the submission, "
                             "whose files must never configure pytest: run pytest from a folder of yours, naming no "
                             "path inside the submission")
+
+# ----- the class report: what the students who made each named mistake did (graders/classgrade/report.py) -----
+# One sentence per mistake id of graders.results.mistakes (a HINT_* template, or an entry of a HINT_* table), in the
+# instructor's words: "3 students <sentence> (ana, ben, cai)". tests/test_class_report.py holds it to every id.
+CLASS_MISTAKES = {
+    "HINT_ACCUMULATE": "added into a leaf's .grad in place, into an array a rule returned and shared with other nodes",
+    "HINT_ADAM": "got Adam's step wrong in a way no known mistake matches",
+    "HINT_ADD": "got the backward rule of + wrong in a way no known mistake matches",
+    "HINT_ADD_CONSTANT": "gave a constant added to a Tensor a gradient, or got the Tensor's wrong",
+    "HINT_AXIS_FORMS": "handled only some forms of axis (None, a negative int, a tuple) in a reduction's rule",
+    "HINT_CHAIN_RULE": "walked the graph out of reverse topological order, or dropped the gradient of a second use",
+    "HINT_CKPT_EPOCHS": "ran every epoch again after resuming, instead of only those the checkpoint had not done",
+    "HINT_CKPT_EPOCH_BEHIND": "saved an epoch count one behind the epochs finished, so a resumed run repeats one",
+    "HINT_CKPT_EPOCH_INT": "returned the checkpoint's epoch as the 0-d array np.load gives, not an int",
+    "HINT_CKPT_HISTORY": "returned only the new epochs' history after resuming, not the saved one before it",
+    "HINT_CKPT_IGNORED": "ignored an existing checkpoint and trained afresh",
+    "HINT_CKPT_MODEL": "resumed from the new model's own weights instead of the checkpoint's",
+    "HINT_CKPT_NOT_FROM_FILE": "resumed from the weights kept in memory instead of those in the checkpoint file",
+    "HINT_CKPT_NPZ": "let np.savez append '.npz', so the checkpoint was not at the path asked for",
+    "HINT_CKPT_OPTIMIZER": "left the optimizer's state out of the checkpoint, so the momentum restarted on resuming",
+    "HINT_CKPT_SAVE": "did not save a checkpoint after every epoch at the path asked for",
+    "HINT_CKPT_SAVED_EARLY": "saved the checkpoint before the epoch's losses were recorded",
+    "HINT_CKPT_STATE": "saved a checkpoint whose model or optimizer state is not the one after that epoch",
+    "HINT_CLIP": "got clip_grad_norm's scaling wrong in a way no known mistake matches",
+    "HINT_CLIP_AFTER": "returned the gradient norm after clipping instead of before",
+    "HINT_CLIP_ALWAYS": "scaled gradients whose norm was already within max_norm",
+    "HINT_CLIP_EPSILON": "scaled by max_norm / total without torch's 1e-6",
+    "HINT_COST_FORMULA": "wrote a rule with a Python loop over the elements or finite differences, too slow",
+    "HINT_COST_MATMUL": "computed @'s gradients with a loop per entry or finite differences, too slow",
+    "HINT_DIV": "got the backward rule of / wrong in a way no known mistake matches",
+    "HINT_DIV_CONSTANT": "got the gradient of a constant divided by a Tensor wrong",
+    "HINT_DOUBLED": "returned gradients twice the right ones (counted twice, or not cleared)",
+    "HINT_ENGINE_ERRORS": "raised the wrong error, or none, for a backward() PyTorch refuses",
+    "HINT_ENGINE_KEY_ERROR": "looked up a node's gradient before any was stored for it (the walk's order is wrong)",
+    "HINT_EVAL_MODE": "evaluated without switching the model to eval mode",
+    "HINT_EVAL_NO_GRAD": "evaluated with gradient recording on",
+    "HINT_EXP": "got the backward rule of exp wrong in a way no known mistake matches",
+    "HINT_FIT_E2E_REPLAY": "reached the noise floor by another run than the lesson's (the replay did not match)",
+    "HINT_GRAD_0D": "stored a numpy scalar, not a 0-d array, as a 0-d leaf's .grad",
+    "HINT_GRAD_COPY": "stored the caller's array itself as a leaf's .grad, not a copy",
+    "HINT_GRAD_DTYPE": "kept a given grad in its own dtype (float32, float16, bool) instead of float64",
+    "HINT_GRAD_FLOAT": "stored integer gradients as a leaf's .grad instead of float64",
+    "HINT_GRAD_FORMS": "accepted only some forms of the grad given to backward() (a Tensor, a list, an int array)",
+    "HINT_GRAD_MODE_BACK": "left grad mode off after the no_grad block",
+    "HINT_LEAF_ROOT": "refused backward() on a leaf that requires grad, where PyTorch gives it a grad of 1",
+    "HINT_LOADER_COVERAGE": "yielded some examples more than once, or not at all, in an epoch",
+    "HINT_LOADER_DROP_LAST": "kept the last, smaller batch with drop_last=True",
+    "HINT_LOADER_FRESH": "shuffled once in __init__, so every epoch came in the same order",
+    "HINT_LOADER_KEEP_DATA": "shuffled the caller's X and Y in place instead of an index order",
+    "HINT_LOADER_KEEP_LAST": "dropped the last, smaller batch without drop_last",
+    "HINT_LOADER_LENGTH": "gave the loader a length other than its number of batches",
+    "HINT_LOADER_NO_GRAD": "made the data's Tensors require grad",
+    "HINT_LOADER_ORDER": "yielded the examples out of order with shuffle=False",
+    "HINT_LOADER_PAIRS": "indexed X and Y with different orders, so inputs lost their targets",
+    "HINT_LOADER_PRECISION": "cast the data to float32",
+    "HINT_LOADER_RNG": "shuffled with np.random's global functions or a new generator, not the loader's own",
+    "HINT_LOADER_ROWS": "indexed something other than whole rows of the data",
+    "HINT_LOADER_SHUFFLE": "did not draw a fresh permutation from the loader's generator at every epoch",
+    "HINT_LOADER_SLICES": "made batches other than consecutive slices of the index order",
+    "HINT_LOADER_TOO_MANY": "went on yielding batches after every example had come",
+    "HINT_LOG": "got the backward rule of log wrong in a way no known mistake matches",
+    "HINT_LOSS_ARGS": "called loss_fn(target, prediction), the arguments swapped",
+    "HINT_LOSS_DIVIDED": "recorded the loss after dividing it by accumulate",
+    "HINT_MATMUL": "got the backward rule of @ wrong in a way no known mistake matches",
+    "HINT_MEAN": "got mean's rule wrong (sum's rule, not divided by the number of elements averaged)",
+    "HINT_MEAN_LOSS": "returned another average of the losses than the mean of the per-batch losses",
+    "HINT_MODES_SEEN": "ran forwards in the wrong train or eval mode",
+    "HINT_MUL": "got the backward rule of * wrong in a way no known mistake matches",
+    "HINT_MUL_CONSTANT": "got the gradient of a Tensor times a constant wrong",
+    "HINT_NEG": "got the sign of unary -'s rule wrong",
+    "HINT_NEGATED": "returned gradients of the opposite sign",
+    "HINT_NOT_CLIPPED": "never clipped the gradients when clip_norm was set",
+    "HINT_NOT_DIVIDED": "did not divide the micro-batch losses by accumulate",
+    "HINT_NOT_SUMMED": "returned a gradient in the broadcast shape, never summed back to the input's",
+    "HINT_NO_GRAD": "did not restore the previous grad mode after no_grad (no finally, or mode not kept)",
+    "HINT_NO_ZERO_GRAD": "never cleared the gradients between batches",
+    "HINT_OPTIM_KEYS": "keyed the optimizer's state otherwise than optim.py says",
+    "HINT_OPTIM_MISTAKES.aliased": "kept p.grad itself as the first momentum buffer, not a copy",
+    "HINT_OPTIM_MISTAKES.ascent": "added the step to the parameters (gradient ascent)",
+    "HINT_OPTIM_MISTAKES.decay_after": "added weight decay after the momentum buffer instead of before",
+    "HINT_OPTIM_MISTAKES.decay_ignored": "ignored weight decay",
+    "HINT_OPTIM_MISTAKES.decoupled_decay": "decayed the parameters directly (AdamW's decay) in Adam",
+    "HINT_OPTIM_MISTAKES.ema": "averaged the momentum buffer with (1 - momentum), from a zero start",
+    "HINT_OPTIM_MISTAKES.ema_from_d": "averaged the momentum buffer with (1 - momentum)",
+    "HINT_OPTIM_MISTAKES.eps_inside": "put Adam's eps inside the square root",
+    "HINT_OPTIM_MISTAKES.fresh": "lost the optimizer's state in state_dict() or load_state_dict()",
+    "HINT_OPTIM_MISTAKES.momentum_ignored": "ignored the momentum buffer",
+    "HINT_OPTIM_MISTAKES.no_bias_correction": "left out Adam's bias correction",
+    "HINT_OPTIM_MISTAKES.none_not_skipped": "updated parameters whose grad is None as if it were zero",
+    "HINT_OPTIM_MISTAKES.shared_step": "counted Adam's steps for the whole optimizer, not per parameter",
+    "HINT_OPTIM_STATE": "put something other than arrays and numbers in the optimizer's state_dict()",
+    "HINT_OP_MISTAKES.div_no_numerator": "left the numerator x out of /'s gradient for y",
+    "HINT_OP_MISTAKES.exp_unchanged": "passed g on unchanged through exp, never multiplying by exp's derivative",
+    "HINT_OP_MISTAKES.forgets_g": "returned the local derivative alone, never multiplied by g (the chain rule)",
+    "HINT_OP_MISTAKES.log_multiplied": "multiplied by x in log's rule where it divides by x",
+    "HINT_OP_MISTAKES.mul_x_by_itself": "multiplied x's gradient by x itself instead of by the other factor",
+    "HINT_OP_MISTAKES.mul_y_by_itself": "multiplied y's gradient by y itself instead of by the other factor",
+    "HINT_OP_MISTAKES.pow_not_lowered": "did not lower the power by one in **'s rule",
+    "HINT_OP_MISTAKES.relu_at_zero": "let relu's gradient pass at exactly x = 0, where PyTorch's slope is 0",
+    "HINT_OP_MISTAKES.sigmoid_half": "left the factor (1 - out) out of sigmoid's derivative",
+    "HINT_OP_MISTAKES.sigmoid_of_input": "used the input x where sigmoid's rule needs its output",
+    "HINT_OP_MISTAKES.square_mean_no_two": "left the square's factor 2 out of square_mean's rule",
+    "HINT_OP_MISTAKES.square_mean_not_divided": "did not divide square_mean's rule by the number of elements",
+    "HINT_OP_MISTAKES.tanh_not_squared": "used tanh's output in its rule without squaring it",
+    "HINT_OP_MISTAKES.tanh_of_input": "used the input x where tanh's rule needs its output",
+    "HINT_POW": "got the backward rule of ** wrong in a way no known mistake matches",
+    "HINT_RECURSION": "found the topological order by recursion, which fails on a deep graph",
+    "HINT_RELU": "got relu's rule wrong in a way no known mistake matches",
+    "HINT_RELU_AT_ZERO": "gave relu a slope other than 0 at exactly x = 0",
+    "HINT_RELU_MASK": "masked relu's gradient wrongly, at negative inputs too",
+    "HINT_RESHAPE": "scaled or reordered the gradient in reshape's rule instead of only reshaping it back",
+    "HINT_RESTORE_MODE": "did not restore the model's previous mode at the end",
+    "HINT_RESTORE_ON_ERROR": "left the model in eval mode when the loader raised (no finally)",
+    "HINT_RULE_WROTE_INTO_G": "wrote into g inside a backward rule, changing it for every other rule",
+    "HINT_SEED": "did not seed an implicit grad with ones, or assigned .grad instead of adding into it",
+    "HINT_SGD": "got plain SGD's step wrong in a way no known mistake matches",
+    "HINT_SGD_BUFFER": "kept lr inside the momentum buffer (the Sutskever form), unlike torch's buffer",
+    "HINT_SGD_MOMENTUM": "got SGD's momentum or weight decay wrong in a way no known mistake matches",
+    "HINT_SHAPE_REVERSED": "returned gradients with their shape's axes reversed",
+    "HINT_SHARED_GRAPH": "freed the graph after one backward() and silently stopped a second one at a walked node",
+    "HINT_SIGMOID": "got sigmoid's rule wrong in a way no known mistake matches",
+    "HINT_SIGMOID_EXTREMES": "wrote sigmoid's slope with exp(-x), which gives nan for large negative x",
+    "HINT_SKIP_NONE": "did not skip parameters whose grad is None",
+    "HINT_SQUARE_MEAN": "got square_mean's rule wrong in a way no known mistake matches",
+    "HINT_STALE_GRAD": "did not clear the gradients left on the parameters before the epoch's first backward",
+    "HINT_STEPS": "stepped the optimizer another number of times than the batches ask for",
+    "HINT_STEP_KEEPS_GRAD": "changed p.grad in step() (weight decay added into it in place)",
+    "HINT_STEP_PER_BATCH": "stepped once per epoch instead of once per batch",
+    "HINT_STEP_PER_GROUP": "did not step once per group of accumulated batches (or missed the last, smaller group)",
+    "HINT_SUB": "got the backward rule of - wrong in a way no known mistake matches",
+    "HINT_SUB_CONSTANT": "got the gradient of a difference with a constant wrong (a sign, or a constant's gradient)",
+    "HINT_SUM": "got sum's rule wrong (the summed axes not put back before broadcasting)",
+    "HINT_T": "did not reverse the axes back in .T's rule",
+    "HINT_TANH": "got tanh's rule wrong in a way no known mistake matches",
+    "HINT_TORCH_EVAL": "validated in fit_torch without model.eval()",
+    "HINT_TORCH_GRAD": "left torch.no_grad() around more than the validation loop",
+    "HINT_TORCH_NEVER_STEPPED": "never moved the parameters in fit_torch (no step, or a step before backward())",
+    "HINT_TORCH_NO_GRAD": "validated in fit_torch without torch.no_grad()",
+    "HINT_TORCH_TRAIN": "did not switch back to model.train() at the start of each epoch in fit_torch",
+    "HINT_TORCH_ZERO_GRAD": "never called optimizer.zero_grad() in fit_torch",
+    "HINT_TORCH_ZERO_GRAD_EPOCH": "cleared the gradients once an epoch instead of once a batch in fit_torch",
+    "HINT_TRAIN_MODE": "did not call model.train() at the start of train_epoch",
+    "HINT_TRANSPOSED": "returned the transpose of the right gradient (the factors of @ on the wrong side)",
+    "HINT_UNBROADCAST": "got unbroadcast wrong in a way no known mistake matches",
+    "HINT_UNBROADCAST_COST": "wrote unbroadcast with a Python loop over the elements, too slow",
+    "HINT_ZERO": "returned all-zero gradients: the gradient never reached that input",
+}

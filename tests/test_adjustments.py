@@ -84,7 +84,7 @@ def test_an_adjustment_survives_a_regrade_a_new_student_and_a_merge(tmp_path):
         assert (gradebook["amy"]["1.8"], gradebook["amy"]["total"]) == ("3", "2")
         assert gradebook["amy"]["status"] == "graded; adjusted: total -1 (late by a day)"
         assert (gradebook["bob"]["1.8"], gradebook["bob"]["total"]) == ("2", "2")
-        card = (folder / "bob" / "scorecard.md").read_text()
+        card = (folder / "students" / "bob" / "scorecard.md").read_text()
         assert msg.SCORECARD_ADJUSTED_TITLE in card and "1.8 =2 (regrade: the shape was right in spirit)" in card
         assert "Your total after these adjustments: 2." in card
 
@@ -119,4 +119,4 @@ def test_grade_all_refuses_a_missing_or_bad_adjustments_file_before_grading(tmp_
     bad = write(tmp_path / "bad.csv", "zed,total,+1,bonus")
     assert main(["grade-all", str(subs), "--out", str(out), "--adjustments", str(bad)]) == 2
     assert "no student 'zed' in this class" in capsys.readouterr().err
-    assert not (out / "amy").exists()
+    assert not (out / "students" / "amy").exists()

@@ -148,7 +148,7 @@ def _documented_ways(folder: Path, out: Path, tasks: str) -> dict[str, tuple[lis
         "run_autograder": (["bash", str(gradescope / "run_autograder")], gradescope / "submission",
                            gradescope / "results" / "results.json"),
         "grade-all": ([AUTOGRAD_LAB, "grade-all", str(folder.parent), "--out", str(out / "class"), "--jobs", "1",
-                       "--tasks", tasks], folder, out / "class" / folder.name / "results.json"),
+                       "--tasks", tasks], folder, out / "class" / "students" / folder.name / "results.json"),
         "pytest plugin": ([str(Path(sys.executable).with_name("pytest")), "-c", os.devnull, "-p",
                            "graders.integrations.pytest_plugin", "-p", "no:cacheprovider",
                            "--autograd-lab-submission=."], folder, None),
@@ -330,7 +330,7 @@ def test_nothing_a_student_leaves_reaches_a_classmate_in_grade_all(tmp_path):
     _relay_class(tmp_path / "class", _relay_name(tmp_path))
     assert main(["grade-all", str(tmp_path / "class"), "--out", str(tmp_path / "out"), "--jobs", "1",
                  "--tasks", "1.1"]) == 0
-    results = json.loads((tmp_path / "out" / "b_reader" / "results.json").read_text())
+    results = json.loads((tmp_path / "out" / "students" / "b_reader" / "results.json").read_text())
     assert _found(results["tests"][0]["output"]) == "", results["tests"][0]["output"]
 
 
@@ -367,5 +367,5 @@ def test_grade_all_reads_only_regular_files_and_keeps_any_name(tmp_path, monkeyp
     assert all(float(rows["alice"][t]) > 0 for t in entry.tasks), rows["alice"]
     assert [t for t in entry.tasks if float(rows[odd][t]) > 0] == list(entry.earns)
     assert b"mall\xf6ry," in (out / "grades.csv").read_bytes()
-    results = json.loads((out / odd / "results.json").read_text(errors="surrogateescape"))
+    results = json.loads((out / "students" / odd / "results.json").read_text(errors="surrogateescape"))
     assert any("is a FIFO" in t["output"] for t in results["tests"]), results

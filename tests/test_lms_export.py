@@ -42,8 +42,7 @@ def out(tmp_path) -> Path:
                Record("eve", "malformed: holds none of tensor.py", 0.0, {}, 0.0),
                Record("zed", "graded", 55.0, {}, 3.0)]
     for record in records:
-        (folder / record.student).mkdir(parents=True)
-        gradebook.save_record(folder / record.student, record)
+        gradebook.save_record(folder / "students" / record.student, record)
     gradebook.write_csv(folder / gradebook.CSV_NAME, records, task_ids)
     (folder / "adjustments.csv").write_text("student,task,points,reason\ncharles,total,+0.333,regrade of 5.4\n")
     return folder

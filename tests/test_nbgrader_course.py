@@ -333,7 +333,7 @@ def test_the_class_report_reads_the_judges_scorecards_and_names_who_was_not_grad
     assert set(rows) == {*STUDENTS, "yan", "zed"}
     for student in STUDENTS:
         assert float(rows[student]["total"]) == pytest.approx(graded.cli[student]["score"]), student
-        assert task_scores(json.loads((out / student / "results.json").read_text())) == task_scores(
+        assert task_scores(json.loads((out / "students" / student / "results.json").read_text())) == task_scores(
             graded.cli[student])
     assert rows["zed"]["status"].startswith("did not submit") and rows["yan"]["status"].startswith("submitted, but")
     text = (out / "class.md").read_text()

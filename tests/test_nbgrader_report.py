@@ -67,8 +67,8 @@ def test_each_student_is_graded_from_the_judges_scorecard_or_said_why_not(course
     assert by_name["gil"].status == msg.BATCH_CRASHED.format(reason="The grader could not grade it")
     assert by_name["ida"].status == msg.NB_REPORT_NOT_AUTOGRADED
     out = tmp_path / "out"
-    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["ana", "ben"]
-    kept = json.loads((out / "ben" / "results.json").read_text())
+    assert sorted(p.name for p in (out / "students").iterdir() if p.is_dir()) == ["ana", "ben"]
+    kept = json.loads((out / "students" / "ben" / "results.json").read_text())
     assert "autograd_lab_seconds" not in kept and kept["score"] == 95
     text = (out / "class.md").read_text()
     assert "ben" in text.split("### 1.4 ", 1)[1].split("\n### ", 1)[0]

@@ -306,5 +306,5 @@ def test_the_slurm_array_example_grades_a_class_as_grade_all_does_on_one_machine
     assert [row["student"] for row in alone] == ["alice", "bob", "carol", "erin"]
     assert merged == alone
     for student in ("alice", "bob", "carol", "erin"):
-        assert (root / "grades" / student / "results.json").read_bytes() == \
-            (root / "one-machine" / student / "results.json").read_bytes(), student
+        assert (root / "grades" / "students" / student / "results.json").read_bytes() == \
+            (root / "one-machine" / "students" / student / "results.json").read_bytes(), student

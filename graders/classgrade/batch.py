@@ -4,13 +4,16 @@
 
 Each submission is graded by one judge of the pool (``graders.classgrade.batch_judge``),
 exactly as ``autograd-lab grade`` grades it alone; the judge writes
-``OUT_DIR/<student>/results.json`` (and the scorecard and its picture), then
-this process writes the student's record (``grading.json``, with the content
-hash) and rewrites ``grades.csv``, each atomically, as soon as the student is
-done. So an interrupted batch loses nothing finished, and the next run skips
-every submission whose content and grading settings are unchanged. A judge
-that outlives the per-submission bound is stopped (with its worker), its row
-says so, and a fresh judge takes the next submission.
+``OUT_DIR/students/<student>/results.json`` (and the scorecard and its picture),
+then this process keeps the files it graded (``code/``, for the similarity
+report), writes the student's record (``grading.json``, with the content hash)
+and rewrites ``grades.csv``, each atomically, as soon as the student is done.
+So an interrupted batch loses nothing finished, and the next run skips every
+submission whose content and grading settings are unchanged. A judge that
+outlives the per-submission bound is stopped (with its worker), its row says
+so, and a fresh judge takes the next submission. Whatever one student hands in
+(a link, a tree no search ends in, files that cannot be read, a name like
+``grades.csv``) is that student's row, never the class's end.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,7 +38,8 @@ from graders.classgrade.progress import Progress
 from graders.isolation import sandbox
 from graders.paths import graders_fingerprint
 from graders.results import outputs, pictures
-from graders.submission import intake
+from graders.submission import intake, layout
+from graders.tasks import GRADED_MODULES
 
 LOGS = ".logs"
 STALE = ("results.json", "scorecard.md", pictures.LOSS_PNG)
@@ -112,19 +118,32 @@ def grade_all(submissions_dir: Path, out: Path, *, jobs: int | None = None, shar
     task_ids = gradebook.task_ids_of(settings.tasks)
     found = read_adjustments(out, adjustments, task_ids, {s.student for s in everyone})  # before any grading
     out.mkdir(parents=True, exist_ok=True)
+    gradebook.migrate(out)  # a gradebook of the older layout: its students' folders go under students/
+    students = out / gradebook.STUDENTS
+    students.mkdir(exist_ok=True)
     summary = Summary([], task_ids)
     records: dict[str, Record] = {}
-    todo = []
+    todo, refused = [], []
     for submission in mine:
-        digest = intake.content_hash(submission)
-        record = None if force else gradebook.load_record(out / submission.student)
+        folder = students / submission.student
+        try:
+            reason = intake.refusal(submission)
+            digest = intake.content_hash(submission)
+        except (OSError, ValueError, RecursionError) as error:  # a tree of one student's never stops the class
+            reason, digest = msg.SUBMISSION_UNHASHED.format(name=submission.student, error=error), ""
+        if reason is not None:
+            refused.append((submission.student, reason, digest))
+            continue
+        record = None if force else gradebook.load_record(folder)
         if record is not None and record.hash == digest and record.settings == fingerprint \
-                and (not record.graded or (out / submission.student / "results.json").is_file()):
+                and (not record.graded or (folder / "results.json").is_file()):
             records[submission.student] = record
             summary.skipped += 1
+            if record.graded and not (folder / gradebook.CODE).is_dir():
+                keep_code(submission, folder)
         else:
             todo.append({"student": submission.student, "path": str(submission.path.resolve()),
-                         "out": str((out / submission.student).resolve()), "hash": digest, "key": settings.key,
+                         "out": str(folder.resolve()), "hash": digest, "key": settings.key,
                          "tasks": list(settings.tasks) if settings.tasks else None,
                          "isolation": settings.isolation})
     gradebook.write_csv(out / gradebook.CSV_NAME, adjust.apply(list(records.values()), found), task_ids)
@@ -132,7 +151,8 @@ def grade_all(submissions_dir: Path, out: Path, *, jobs: int | None = None, shar
     if progress is not None:
         part = msg.BATCH_START_SHARD.format(index=shard_of[0], count=shard_of[1], total=len(everyone)) \
             if shard_of else ""
-        progress(msg.BATCH_START.format(todo=len(todo), skipped=summary.skipped, mine=len(mine), shard=part,
+        progress(msg.BATCH_START.format(todo=len(todo) + len(refused), skipped=summary.skipped, mine=len(mine),
+                                        shard=part,
                                         folder=submissions_dir, judges=judges), True)
     meter = Progress(len(mine), summary.skipped, progress)
 
@@ -145,8 +165,10 @@ def grade_all(submissions_dir: Path, out: Path, *, jobs: int | None = None, shar
         if not record.graded:
             for name in STALE:
                 (folder / name).unlink(missing_ok=True)
+            shutil.rmtree(folder / gradebook.CODE, ignore_errors=True)
             summary.failed += 1
         else:
+            keep_code(intake.Submission(job["student"], Path(job["path"])), folder)
             summary.graded += 1
         for note in answer.get("notes", ()):
             if note not in summary.notes:
@@ -156,6 +178,9 @@ def grade_all(submissions_dir: Path, out: Path, *, jobs: int | None = None, shar
         gradebook.write_csv(out / gradebook.CSV_NAME, adjust.apply(list(records.values()), found), task_ids)
         meter.done(record)
 
+    for student, reason, digest in refused:  # nothing a judge could grade: the row says why, as a judge's would
+        finish({"student": student, "out": str(students / student), "hash": digest},
+               {"status": msg.BATCH_MALFORMED.format(reason=reason.removeprefix(f"{student}: "))}, 0.0)
     if todo:
         (out / LOGS).mkdir(exist_ok=True)
         run_pool(todo, judges, timeout, out / LOGS, finish)
@@ -164,6 +189,26 @@ def grade_all(submissions_dir: Path, out: Path, *, jobs: int | None = None, shar
     summary.notes += class_views(out, summary.records, task_ids)
     summary.seconds = time.monotonic() - start
     return summary
+
+
+def keep_code(submission: intake.Submission, folder: Path) -> None:
+    """Keep the graded modules' .py files of ``submission`` in ``folder``/code/ (what the similarity report compares,
+    and merge carries from a shard), as intake finds and unpacks them; none where it finds nothing to grade."""
+    code = folder / gradebook.CODE
+    shutil.rmtree(code, ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix="agl-code-") as scratch:
+        try:
+            files = layout.student_files(intake.unpack(submission, Path(scratch)))
+        except (layout.SubmissionError, OSError):
+            return
+        for module in GRADED_MODULES:
+            if module in files:
+                try:
+                    handle = os.open(files[module], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+                except OSError:
+                    continue
+                with os.fdopen(handle, "rb") as f:
+                    gradebook.atomic_write(code / f"{module}.py", f.read(layout.MAX_SUBMISSION_BYTES))
 
 
 def read_adjustments(out: Path, given: Path | None, task_ids: tuple[str, ...], students: set[str]):
@@ -184,7 +229,7 @@ def merge(folders: list[Path], out: Path, given: Path | None = None) -> tuple[tu
         found.extend(read_adjustments(out, given, task_ids, {r.student for r in records}))
         return adjust.apply(records, found)
 
-    task_ids, records = gradebook.merge(folders, out, prepare)
+    task_ids, records = gradebook.merge(folders, out, prepare, check=report.check_result)
     show_adjustments(Path(out), records, found)
     return task_ids, records
 
@@ -193,7 +238,7 @@ def show_adjustments(out: Path, records: list[Record], found: list) -> None:
     """Each graded student's scorecard.md rendered again from results.json with their adjustments below it, where
     they have any or had any (a scorecard is the judge's until an adjustment touches it)."""
     for record in records:
-        folder = out / record.student
+        folder = gradebook.student_dir(out, record.student)
         mine = adjust.of(record.student, found)
         card = folder / "scorecard.md"
         if not record.graded or not (folder / "results.json").is_file() or not card.is_file():

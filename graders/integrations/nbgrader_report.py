@@ -20,6 +20,7 @@ from graders.classgrade.gradebook import Record
 from graders.integrations.nbgrader_judge import RESULTS_FILE
 from graders.isolation import work_files
 from graders.results.scorecard import dumps
+from graders.submission.intake import name_problem
 from graders.tasks import BY_ID
 
 MAX_BYTES = 4 << 20  # a scorecard is a few kB; a larger file is not one
@@ -105,8 +106,7 @@ def report(course: Path, assignment: str, out: Path) -> tuple[list[Record], list
     for student in students:
         record, result = record_of(course, assignment, student)
         records.append(record)
-        if result is not None:
-            (out / student).mkdir(exist_ok=True)
-            gradebook.atomic_write(out / student / "results.json", dumps(result))
+        if result is not None and name_problem(student) is None:  # a folder of its own, under OUT/students/
+            gradebook.atomic_write(out / gradebook.STUDENTS / student / "results.json", dumps(result))
     gradebook.write_csv(out / "grades.csv", records, task_ids)
     return records, batch.class_views(out, records, task_ids)

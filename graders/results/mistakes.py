@@ -23,7 +23,11 @@ RUNGS = {
     "types": ("WRONG_KIND", "ANSWER_INCOMPLETE"),
     "errors": ("RAISED", "RETURNED_NORMALLY", "WRONG_EXCEPTION"),
     "cost": ("COSTLY", "COSTLY_TIMEOUT"),
-    "crash": ("DIED", "TIMED_OUT", "GRADE_DEADLINE", "ORACLE_FAILED"),
+    "crash": ("DIED", "ORACLE_FAILED"),
+    "time": ("TIMED_OUT", "GRADE_DEADLINE"),
+    # A timeout where the worker used no CPU (it slept, or blocked on a read): wall time alone decided it. The
+    # head template that says so is read here once graders/messages.py has it.
+    "waited": ("TIMED_OUT_WAITING",),
     "in place": ("RULE_WROTE_INTO_G", "OPTIM_NOT_IN_PLACE", "OPTIM_GRAD_NOT_NONE", "OPTIM_STATE_UNSAVED",
                  "CLIP_REPLACED"),
     "batches": ("LOADER_NOT_PAIR", "LOADER_TOO_MANY", "LOADER_COUNT", "LOADER_SIZES", "LOADER_LENGTH", "LOADER_ROW",
@@ -39,6 +43,10 @@ RUNGS = {
     "grader error": ("GRADER_ERROR",),
 }
 OTHER = "other"  # a head no template of RUNGS made
+# The line RAISED_AT adds where student code raised at the top level of a module (a SyntaxError names only the
+# line): the file does not import.
+_AT_MODULE = re.compile(r"^  at ([^\s:/]+\.py):\d+(?: in <module>)?$", re.M)
+_RAISED_ERROR = re.compile(r"^Task \S+ \(.*?\): .* raised (.*)$", re.M)
 MIN_LITERAL = 12  # characters of fixed text a hint template needs to name a mistake (not "{what}: {hint}")
 
 
@@ -69,7 +77,8 @@ def _pattern(template: str) -> tuple[re.Pattern, int]:
 @functools.cache
 def _heads() -> list[tuple[str, re.Pattern]]:
     """(rung, pattern) of every head template, the longest fixed text first, so a specific head wins."""
-    found = [(rung, *_pattern(getattr(msg, name))) for rung, names in RUNGS.items() for name in names]
+    found = [(rung, *_pattern(getattr(msg, name))) for rung, names in RUNGS.items() for name in names
+             if isinstance(getattr(msg, name, None), str)]
     return [(rung, pattern) for rung, pattern, _ in sorted(found, key=lambda item: -item[2])]
 
 
@@ -98,10 +107,25 @@ def hints() -> dict[str, re.Pattern]:
 
 def read(message: str) -> Reading:
     """The rung and the named mistakes of a failed task's ``message``."""
-    rung = next((rung for rung, pattern in _heads() if pattern.match(message)), OTHER)
+    rung = _heads_rung(message)
     found = []
     for name, pattern in hints().items():
         hit = pattern.search(message)
         if hit:
             found.append((hit.start(), -(hit.end() - hit.start()), name))
     return Reading(rung, tuple(name for _, _, name in sorted(found)))
+
+
+def import_failure(message: str) -> tuple[str, str] | None:
+    """(the file, the error) where a failed task's ``message`` says a file of the submission raised at import (at the
+    top level of the module, or a syntax error); else None."""
+    if not message.startswith("Task ") or _heads_rung(message) != "errors":
+        return None
+    where, error = _AT_MODULE.search(message), _RAISED_ERROR.match(message.splitlines()[0])
+    if where is None or error is None:
+        return None
+    return where[1], error[1]
+
+
+def _heads_rung(message: str) -> str:
+    return next((rung for rung, pattern in _heads() if pattern.match(message)), OTHER)

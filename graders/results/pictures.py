@@ -1,6 +1,6 @@
 """Pictures, where people would rather look than read: a student's loss curve, a class's totals and pass rates.
 
-Drawn with matplotlib when it is installed (``pip install 'autograd-lab[plots]'``);
+Drawn with matplotlib, a dependency of the package (a machine may still lack it: a copy installed without it);
 without it every function here draws nothing and says so once. The loss curve
 comes from the grading itself: task 5.4 records the student's ``train_loss``
 per epoch on the lesson's run (``TaskResult.data``); the reference curve is the

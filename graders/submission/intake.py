@@ -2,9 +2,12 @@
 
 A submission is an entry of the class folder: a folder laid out like exercises/
 or a .zip of one (``alice/`` or ``alice.zip``; the student is ``alice``). Its
-content hash decides whether ``grade-all`` grades it again. A .zip is unpacked
-without trusting it: no absolute paths, no ``..``, no links, a cap on files and
-on bytes (counted as they are written, not as the archive claims).
+content hash decides whether ``grade-all`` grades it again: the hash of what
+grading reads, the package's .py files (or the .zip's bytes), found by a search
+of bounded depth and breadth, so that no tree a student hands in (a chain of a
+thousand folders, a million files) can stop or stall the class. A .zip is
+unpacked without trusting it: no absolute paths, no ``..``, no links, a cap on
+files and on bytes (counted as they are written, not as the archive claims).
 """
 
 from __future__ import annotations
@@ -26,6 +29,20 @@ ZIP_MAX_FILES = 2000
 IGNORED = frozenset({"__MACOSX", "__pycache__", ".git", ".DS_Store", ".ipynb_checkpoints", ".pytest_cache",
                      ".hypothesis"})
 SEARCH_DEPTH = 3
+SEARCH_ENTRIES = 20_000  # entries locate looks at, over its levels, before it gives up on a submission
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a student's (a submission's entry in the class folder, and a folder of grade-all's
+    OUT_DIR/students/), or None: discover never finds an empty or hidden name, one it ignores, one with a path
+    separator or a NUL; any other text is a name (its bytes round-trip)."""
+    if not isinstance(name, str) or not name:
+        return msg.NAME_EMPTY
+    if "/" in name or "\0" in name or (os.altsep and os.altsep in name):
+        return msg.NAME_SEPARATOR
+    if name.startswith(".") or name in IGNORED:
+        return msg.NAME_HIDDEN
+    return None
 
 
 @dataclass(frozen=True)
@@ -48,7 +65,7 @@ def discover(folder: Path, *, exclude: tuple[Path, ...] = ()) -> list[Submission
     """
     excluded = {p.resolve() for p in exclude}
     entries = sorted(p for p in Path(folder).iterdir()
-                     if not p.name.startswith(".") and p.name not in IGNORED and p.resolve() not in excluded)
+                     if name_problem(p.name) is None and p.resolve() not in excluded)
     folders = {p.name for p in entries if p.is_dir()}
     found = []
     for path in entries:
@@ -59,32 +76,42 @@ def discover(folder: Path, *, exclude: tuple[Path, ...] = ()) -> list[Submission
     return sorted(found, key=lambda s: s.student)
 
 
-def content_hash(submission: Submission) -> str:
-    """sha256 of what the submission holds: a .zip's bytes, or a folder's file names and contents.
+def refusal(submission: Submission) -> str | None:
+    """Why ``submission`` is not graded at all, before any judge sees it, or None: an entry of the class folder that
+    is a symbolic link (it would grade whatever it points to: a classmate's folder, a file of the machine)."""
+    if submission.path.is_symlink():
+        return msg.SUBMISSION_LINK.format(name=submission.student)
+    return None
 
-    Only regular files are opened (found with lstat): a FIFO, a device or a socket would hang or never end, so
-    only its name and kind count, and a file past HASH_FILE_BYTES (too big to grade; perhaps a sparse file
-    of terabytes) counts by its name, size and modification time, never read.
+
+def content_hash(submission: Submission) -> str:
+    """sha256 of what grading reads of the submission: a .zip's bytes (a folder holding one .zip and nothing else
+    counts as that .zip), or the place of the folder laid out like exercises/ and its .py files' names and contents.
+
+    Nothing else of the folder is read, so no tree can stop the hash: the package is found by ``locate``'s bounded
+    search, a submission it refuses hashes as that refusal (the judge then refuses it the same way), and a file that
+    cannot be read counts by its name. Only regular files are opened (found with lstat): a FIFO, a device or a
+    socket would hang or never end, so only its name and kind count, and a file past HASH_FILE_BYTES (too big to
+    grade; perhaps a sparse file of terabytes) counts by its name, size and modification time, never read.
     """
     digest = hashlib.sha256()
-    if submission.is_zip:
-        digest.update(b"zip\0")
-        _update_file(digest, submission.path)
-        return digest.hexdigest()
-    digest.update(b"folder\0")
-    root = submission.path
-    for folder, subfolders, files in os.walk(root):
-        subfolders[:] = sorted(d for d in subfolders if d not in IGNORED)
-        for name in sorted(files):
-            if name in IGNORED or name.endswith(".pyc"):
-                continue
-            path = Path(folder, name)
-            relative = os.fsencode(path.relative_to(root).as_posix())
+    try:
+        archive = submission.path if submission.is_zip else _only_zip(submission.path)
+        if archive is not None:
+            digest.update(b"zip\0")
+            _update_file(digest, archive)
+            return digest.hexdigest()
+        package = locate(submission.path, name=submission.student)
+        digest.update(b"folder\0" + os.fsencode(package.relative_to(submission.path).as_posix()) + b"\0")
+        for path in sorted(package.glob("*.py")):
+            relative = os.fsencode(path.name)
             if path.is_symlink():
                 digest.update(b"link\0" + relative + b"\0" + os.fsencode(os.readlink(path)) + b"\0")
             else:
                 digest.update(b"file\0" + relative + b"\0")
                 _update_file(digest, path)
+    except (SubmissionError, OSError) as error:
+        digest.update(b"refused\0" + os.fsencode(str(error)))
     return digest.hexdigest()
 
 
@@ -103,9 +130,13 @@ def _update_file(digest, path: Path) -> None:
     if info.st_size > HASH_FILE_BYTES:
         digest.update(b"large %d %d\0" % (info.st_size, info.st_mtime_ns))
         return
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
+    try:
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                digest.update(chunk)
+    except OSError as error:
+        digest.update(b"unreadable %d %d\0" % (error.errno or 0, info.st_mtime_ns))
+        return
     digest.update(b"\0")
 
 
@@ -124,7 +155,12 @@ def _only_zip(folder: Path) -> Path | None:
     """The .zip that ``folder`` holds and nothing else (hidden entries aside), if that is what it holds."""
     if not folder.is_dir() or holds_package(folder):
         return None
-    entries = [p for p in folder.iterdir() if not p.name.startswith(".")]
+    entries = []
+    for entry in _entries(folder, name=folder.name):
+        if not entry.name.startswith("."):
+            entries.append(entry)
+            if len(entries) > 1:
+                return None
     if len(entries) == 1 and entries[0].suffix.lower() == ".zip" and stat.S_ISREG(os.lstat(entries[0]).st_mode):
         return entries[0]
     return None
@@ -182,7 +218,21 @@ def _copy_member(zf: zipfile.ZipFile, member: zipfile.ZipInfo, target: Path, bud
 def holds_package(folder: Path) -> bool:
     """Whether ``folder`` holds at least one graded module's .py: the folder laid out like exercises/ that intake looks
     for."""
-    return any((folder / f"{module}.py").is_file() for module in GRADED_MODULES)
+    def there(path: Path) -> bool:
+        try:
+            return path.is_file()
+        except OSError:  # a folder that cannot be searched (its mode, a name too long): nothing found there
+            return False
+
+    return any(there(folder / f"{module}.py") for module in GRADED_MODULES)
+
+
+def _entries(folder: Path, *, name: str):
+    """The entries of ``folder``; SubmissionError where it cannot be read."""
+    try:
+        yield from folder.iterdir()
+    except OSError as error:
+        raise SubmissionError(msg.SUBMISSION_UNREADABLE.format(name=name, error=error.strerror or error)) from None
 
 
 def locate(folder: Path, *, name: str) -> Path:
@@ -193,11 +243,18 @@ def locate(folder: Path, *, name: str) -> Path:
     """
     if not folder.is_dir() or holds_package(folder):
         return folder
-    level = [folder]
+    level, seen = [folder], 0
     for _ in range(SEARCH_DEPTH):
-        level = sorted(child for parent in level for child in parent.iterdir()
-                       if child.is_dir() and not child.is_symlink() and child.name not in IGNORED
-                       and not child.name.startswith("."))
+        children = []
+        for parent in level:
+            for child in _entries(parent, name=name):
+                seen += 1
+                if seen > SEARCH_ENTRIES:
+                    raise SubmissionError(msg.SUBMISSION_TOO_MANY.format(name=name, limit=SEARCH_ENTRIES,
+                                                                         depth=SEARCH_DEPTH))
+                if not child.name.startswith(".") and child.name not in IGNORED and _is_folder(child):
+                    children.append(child)
+        level = sorted(children)
         found = [child for child in level if holds_package(child)]
         if len(found) == 1:
             return found[0]
@@ -205,3 +262,11 @@ def locate(folder: Path, *, name: str) -> Path:
             shown = ", ".join(f"{p.relative_to(folder).as_posix()}/" for p in found)
             raise SubmissionError(msg.SEVERAL_PACKAGES.format(name=name, found=shown))
     return folder
+
+
+def _is_folder(path: Path) -> bool:
+    """A real folder (never a link to one), found with lstat."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
