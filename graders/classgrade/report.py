@@ -70,14 +70,19 @@ def _tests(out: Path, student: str) -> list[dict]:
     return [t for t in tests if isinstance(t, dict)] if isinstance(tests, list) else []
 
 
-def build(out: Path, records: list[Record], task_ids: tuple[str, ...]) -> ClassReport:
-    """The report of the class whose records are ``records``, each student's results.json read from ``out``."""
+def build(out: Path, records: list[Record], task_ids: tuple[str, ...],
+          course_points: dict[str, int] | None = None) -> ClassReport:
+    """The report of the class whose records are ``records``, each student's results.json read from ``out``;
+    ``course_points``: each task's points in the course (None: the task table's)."""
+    def most(task: str) -> int:
+        return course_points[task] if course_points and task in course_points else BY_ID[task].points
+
     graded = [r for r in records if r.graded]
-    summaries = {t: TaskSummary(t) for t in task_ids if BY_ID[t].points > 0}
+    summaries = {t: TaskSummary(t) for t in task_ids if most(t) > 0}
     for record in graded:
         tests = {str(t.get("number")): t for t in _tests(out, record.student)}
         for task, summary in summaries.items():
-            points, score = BY_ID[task].points, record.scores.get(task, 0.0)
+            points, score = most(task), record.scores.get(task, 0.0)
             summary.graded += 1
             if score >= points:
                 summary.full += 1
@@ -97,7 +102,7 @@ def build(out: Path, records: list[Record], task_ids: tuple[str, ...]) -> ClassR
             else:
                 summary.unrecognised.setdefault(_reason(task, test) or extra.get("status", "no result"), []).append(
                     record.student)
-    max_score = sum(BY_ID[t].points for t in task_ids)
+    max_score = sum(most(t) for t in task_ids)
     return ClassReport(len(records), graded, [r for r in records if not r.graded], list(summaries.values()),
                        max_score)
 
