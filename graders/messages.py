@@ -976,7 +976,6 @@ COURSE_ROTATE_DONE = ("{path}: a fresh secret. Every student's inputs change wit
 COURSE_COLUMNS = ("{folder}: its gradebook's task columns are {got}, and the course file {course} grades {expected}: "
                   "give the course file the class was graded with")
 LATE_PENALTY = "late by {days} day{s}: -{percent:g}% ({per_day:g}% a day, at most {cap:g}%)"
-LATE_TASK = "late"
 LATE_NO_TIME = ("the course has a due date, but {count} student(s) have no submission time in {path}, so no late "
                 "penalty is applied to them: {names}")
 LATE_NO_TIMES_FILE = ("the course has a due date, but names no submission times (times = \"FILE\" under [late]), "

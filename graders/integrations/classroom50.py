@@ -110,7 +110,7 @@ def not_graded(course: course_file.Course, why: str) -> dict:
     that Classroom 50 shows a failure, not the pass of an empty test list)."""
     from graders.tasks import BY_ID
 
-    return {"score": 0.0, "output": why, "tests": [
+    return {"score": 0.0, "output": why, "extra_data": {"max_score": float(course.total), "examples": 0}, "tests": [
         {"name": f"{t} {BY_ID[t].title}", "number": t, "score": 0.0, "max_score": float(course.points(t)),
          "output": why, "extra_data": {"status": "failed"}, "status": "failed"} for t in course.tasks]}
 
