@@ -222,7 +222,10 @@ def run(submission: Path, results: Path, course_path: Path | None = None, metada
                     where=course.path or msg.COURSE_DEFAULT, env=course_file.SECRET_ENV)))
             if metadata is None:
                 raise ValueError(msg.GRADESCOPE_NO_KEY.format(why=msg.GRADESCOPE_METADATA_NOT_GIVEN))
-            who = submitter(metadata)
+            try:
+                who = submitter(metadata)
+            except ValueError as error:
+                raise ValueError(msg.GRADESCOPE_NO_KEY.format(why=error)) from None
             how = course_file.grading(course, who.identity)
             result = pipeline.grade_submission(submission, key=how["key"], tasks=tuple(how["tasks"]),
                                                points=how["points"], key_shown=how["key_shown"]).result
