@@ -120,3 +120,68 @@ def test_gradescopes_grade_draws_the_students_own_timed_input(tmp_path):
                           metadata) == 0
     result = json.loads((tmp_path / "results.json").read_text())
     assert [(t["number"], t["score"]) for t in result["tests"]] == [("1.4", 4)], result["tests"][0]["output"]
+
+
+SECRET_SEARCHER = '''
+
+def unbroadcast(grad, shape):
+    """Looks for the course's secret in its environment and in every file it can open (its folders, the class
+    folder, the checkout, /tmp, then all of /, for 6 s), and reports where it found it."""
+    import os, time
+    secret, skip = {backwards!r}[::-1], {skip!r}  # written backwards: this file must not hold it
+    found, opened, stop = [name for name, value in os.environ.items() if secret in value], 0, time.monotonic() + 6.0
+    tops = [os.getcwd(), os.path.dirname(os.path.abspath(__file__)), *{first!r}, "/tmp", "/"]
+    for folder, dirs, files in (entry for top in tops for entry in os.walk(top)):
+        if time.monotonic() > stop:
+            break
+        dirs[:] = [d for d in dirs if os.path.join(folder, d) not in skip]
+        for name in files:
+            try:
+                with open(os.path.join(folder, name), "rb") as f:
+                    text = f.read(1 << 16)
+            except OSError:
+                continue
+            opened += 1
+            if secret.encode() in text:
+                found.append(os.path.join(folder, name))
+    raise RuntimeError(f"opened {{opened}} files; found {{len(found)}}: " + " | ".join(found))
+'''
+
+
+@pytest.mark.xdist_group("hostile")
+@pytest.mark.parametrize("isolation", ["bubblewrap", "limits"])
+def test_a_worker_finds_the_course_secret_nowhere(tmp_path, isolation):
+    """A submission whose unbroadcast looks for the course's secret in its environment and in every file it can
+    open, graded with the course file beside its class folder and the secret in the judge's environment too: does
+    it find it nowhere, under bubblewrap and under process limits (the test's world: tests/world.py)?"""
+    import os
+    import subprocess
+    import sys
+
+    import world
+    from solution_scan import SYSTEM
+
+    from graders import paths
+    from graders.isolation import sandbox
+
+    if isolation == "bubblewrap" and not sandbox.bubblewrap_works():
+        pytest.skip("bubblewrap is not installed here (.ci/run installs it)")
+    if isolation == "limits" and not world.works():
+        pytest.skip("building the test's world takes root and mount namespaces")
+    secret = "f0" * 32
+    course = tmp_path / "course.toml"
+    course_file.init(course)
+    course.write_text(course.read_text().replace(course_file.load(course).secret, secret))
+    mine = tmp_path / "class" / "searcher"
+    make_submission(tmp_path / "class", "searcher", [])
+    with open(mine / "tensor.py", "a") as f:
+        f.write(SECRET_SEARCHER.format(backwards=secret[::-1], skip=SYSTEM, first=[str(tmp_path), str(paths.REPO)]))
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-I", "-m", "graders", "grade", str(mine), "--tasks", "1.1",
+                           "--course", str(course), "--isolation", isolation, "--results", str(out / "r.json")],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(paths.REPO), course_file.SECRET_ENV: secret},
+                          preexec_fn=world.preexec(world.needed(tmp_path)) if isolation == "limits" else None)
+    assert done.returncode == 0, done.stderr[-2000:]
+    message = json.loads((out / "r.json").read_text())["tests"][0]["output"]
+    assert "found 0:" in message and int(message.split("opened ")[1].split()[0]) > 10, message
