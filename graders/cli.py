@@ -164,7 +164,7 @@ def parser() -> argparse.ArgumentParser:
     d = sub.add_parser("doctor", help="report what isolation and devices this machine gives the graders")
     d.set_defaults(run=_doctor)
 
-    cli_class.add_commands(sub)  # grade-all, merge, examples, release, gradescope
+    cli_class.add_commands(sub)  # grade-all, merge, export, examples, release, gradescope, classroom50
 
     n = sub.add_parser("nbgrader", help="write an nbgrader course directory for this assignment",
                        description="Write COURSE_DIR/nbgrader_config.py and COURSE_DIR/source/ASSIGNMENT/ "
