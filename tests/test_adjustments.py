@@ -114,7 +114,8 @@ def test_grade_all_refuses_a_missing_or_bad_adjustments_file_before_grading(tmp_
     subs.mkdir()
     make_submission(subs, "amy", [])
     out = tmp_path / "out"
-    assert main(["grade-all", str(subs), "--out", str(out), "--unkeyed", "--adjustments", str(tmp_path / "none.csv")]) == 2
+    assert main(["grade-all", str(subs), "--out", str(out), "--unkeyed", "--adjustments",
+                 str(tmp_path / "none.csv")]) == 2
     assert "no such adjustments file" in capsys.readouterr().err
     bad = write(tmp_path / "bad.csv", "zed,total,+1,bonus")
     assert main(["grade-all", str(subs), "--out", str(out), "--unkeyed", "--adjustments", str(bad)]) == 2

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
 import xml.etree.ElementTree as ET
+from datetime import datetime, timezone
 
 import nbformat
 from hypothesis import HealthCheck, given, settings
