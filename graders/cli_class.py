@@ -127,14 +127,24 @@ def _gradescope(args) -> int:
 
 def _classroom50(args) -> int:
     from graders import paths
+    from graders.course import course_file
     from graders.integrations import classroom50
 
+    made = None
     try:
-        built = classroom50.build(args.dir, assignment=args.assignment, course=_course(args), wheel=args.wheel,
+        course = _course(args)
+        if not course.keyed and not args.unkeyed:  # a course secret for the runner, kept out of the published folder
+            made = Path(f"{args.assignment}.course.toml")
+            if not made.exists():
+                course_file.init(made)
+            course = course_file.load(made)
+        built = classroom50.build(args.dir, assignment=args.assignment, course=course, wheel=args.wheel,
                                   unkeyed=args.unkeyed, repo=paths.REPO)
-    except (FileNotFoundError, RuntimeError, OSError, ValueError) as error:
+    except (FileNotFoundError, FileExistsError, RuntimeError, OSError, ValueError) as error:
         return _fail("classroom50", error)
     print(msg.CLASSROOM50_WRITTEN.format(folder=built.folder, assignment=args.assignment, wheel=built.wheel))
+    if made is not None:
+        print(msg.CLASSROOM50_COURSE_MADE.format(path=made))
     runs_on = built.runtime["runs-on"]
     print(msg.CLASSROOM50_UNKEYED if args.unkeyed and isinstance(runs_on, str) else
           msg.CLASSROOM50_KEYED.format(labels=", ".join(runs_on)))

@@ -1052,6 +1052,9 @@ tasks and points, no secret), constraints.txt (every dependency pinned), runtime
 assignment's bundle (the wheel holds no solution and no secret), and autograder.py installs it on the runner.
 Commit the folder to the course's classroom50 repository, then register the assignment with its runtime block:
   gh teacher assignment add ORG CLASSROOM {assignment} ... --runtime {folder}/runtime.json"""
+CLASSROOM50_COURSE_MADE = ("{path}: the course file of the assignment, with its secret (readable by you only): keep it "
+                           "out of the classroom50 repository, whose autograders are published; its secret goes into "
+                           "the runner's .env, and --course {path} writes the autograder again")
 CLASSROOM50_KEYED = """\
 The runtime block asks for the course's self-hosted runner ({labels}). Each grade derives the student's key from
 the repository's owner and the course's secret, which that runner alone gives: put

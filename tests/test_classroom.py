@@ -135,7 +135,8 @@ def test_the_grade_command_writes_classroom_50s_result_with_the_commits_time(tmp
     assert json.loads((tmp_path / "results.json").read_text())["score"] == 7.0
 
 
-def test_the_autograder_folder_holds_the_wheel_the_course_without_its_secret_and_the_runtime_block(tmp_path):
+def test_the_autograder_folder_holds_the_wheel_the_course_without_its_secret_and_the_runtime_block(tmp_path,
+                                                                                                 monkeypatch, capsys):
     """Does `autograd-lab classroom50` write autograders/<assignment>/autograder.py (valid Python) beside the wheel,
     course.toml (the course's points, no secret), every dependency's pin and runtime.json (the course's self-hosted
     runner, a GPU label where 6.2 has points; GitHub's hosted runner for --unkeyed), and say where the wheel goes?"""
@@ -163,6 +164,15 @@ def test_the_autograder_folder_holds_the_wheel_the_course_without_its_secret_and
     hosted = tmp_path / "hosted" / "autograders" / "autograd-lab"
     assert json.loads((hosted / "runtime.json").read_text())["runs-on"] == "ubuntu-latest"
     assert "UNKEYED = True" in (hosted / "autograder.py").read_text()
+    monkeypatch.chdir(tmp_path)  # without a course file: one is made here, outside the published folder
+    monkeypatch.delenv(course_file.SECRET_ENV, raising=False)
+    capsys.readouterr()
+    assert main(["classroom50", "made", "--wheel", str(wheel)]) == 0
+    made = tmp_path / "autograd-lab.course.toml"
+    assert "autograd-lab.course.toml: the course file of the assignment, with its secret" in capsys.readouterr().out
+    assert course_file.load(made).keyed and oct(made.stat().st_mode)[-3:] == "600"
+    assert course_file.load(made).secret not in (tmp_path / "made" / "autograders" / "autograd-lab" /
+                                                 "course.toml").read_text()
 
 
 def built_wheel(tmp_path: Path) -> Path:
