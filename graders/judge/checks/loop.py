@@ -552,7 +552,7 @@ BAR_SPARE = 1.1  # where the lesson's own run misses the bar on a key's points: 
 
 def reachable_bar(X: np.ndarray, Y: np.ndarray, seed: int) -> float:
     """Task 5.4's bar on these points: 1.5 x the noise floor (lesson.BAR), or, on points drawn from a key where the
-    lesson's own run does not reach it (a few keys in a hundred: each student has a key of their own), that run's MSE
+    lesson's own run does not reach it (about one key in 300: each student has a key of their own), that run's MSE
     and a tenth more, so that a correct stack always passes. The lesson's own run is the judge's replay (torch, in
     its helper) from the run's initial weights over the batches the contract's DataLoader yields: a fresh
     ``rng.permutation(n)`` each epoch, from ``default_rng(seed + 1)``. Asked only of a run above lesson.BAR."""
