@@ -8,9 +8,9 @@ from pathlib import Path
 
 from graders import __version__, cli_class, cli_options, paths, pipeline
 from graders import messages as msg
-from graders.course import build
+from graders.course import build, course_file
 from graders.results import scorecard
-from graders.submission import layout
+from graders.submission import intake, layout
 from graders.tasks import GRADE_DEADLINE
 
 
@@ -40,12 +40,20 @@ def _grade(args) -> int:
     from graders.judge.grade import ERROR
     from graders.results import outputs, pictures
 
+    try:
+        course = course_file.load(args.course)
+        how = course_file.grading(course, args.student or intake.name_of(args.submission), key=args.key,
+                                  tasks=args.tasks)
+    except course_file.CourseError as error:
+        print(msg.CLI_FAILED.format(command="grade", error=error), file=sys.stderr)
+        return 2
     painter = pictures.Painter.start() if args.results or args.markdown else None  # loss.png, beside them
     try:
         try:
-            graded = pipeline.grade_submission(args.submission, key=args.key, tasks=args.tasks,
+            graded = pipeline.grade_submission(args.submission, key=how["key"], tasks=tuple(how["tasks"]),
                                                isolation=args.isolation, deadline=args.deadline,
-                                               finished=painter.finished if painter is not None else None)
+                                               finished=painter.finished if painter is not None else None,
+                                               points=how["points"], key_shown=how["key_shown"])
         except (layout.SubmissionError, RuntimeError) as error:
             print(msg.CLI_FAILED.format(command="grade", error=error), file=sys.stderr)
             return 2
@@ -71,12 +79,15 @@ def _nbgrader(args) -> int:
     from graders.integrations import nbgrader_course
 
     try:
-        written = nbgrader_course.build_course(args.course, args.assignment, force=args.force)
-    except (ValueError, FileExistsError) as error:
+        written = nbgrader_course.build_course(args.course_dir, args.assignment, force=args.force,
+                                               course_path=args.course)
+    except (ValueError, FileExistsError, OSError) as error:
         print(msg.CLI_FAILED.format(command="nbgrader", error=error), file=sys.stderr)
         return 2
     modules = ", ".join(p.name for p in written if p.suffix == ".py" and p.parent.parent.name == "source")
-    print(msg.COURSE_WRITTEN.format(course=args.course, assignment=args.assignment, modules=modules))
+    print(msg.COURSE_WRITTEN.format(course=args.course_dir, assignment=args.assignment, modules=modules))
+    if any(p.name == nbgrader_course.COURSE_FILE for p in written):
+        print(msg.NBGRADER_COURSE_MADE.format(path=Path(args.course_dir) / nbgrader_course.COURSE_FILE))
     return 0
 
 
@@ -84,7 +95,7 @@ def _nbgrader_report(args) -> int:
     from graders.integrations import nbgrader_report
 
     try:
-        records, notes = nbgrader_report.report(args.course, args.assignment, args.out)
+        records, notes = nbgrader_report.report(args.course_dir, args.assignment, args.out, args.course)
     except (ValueError, OSError) as error:
         print(msg.CLI_FAILED.format(command="nbgrader-report", error=error), file=sys.stderr)
         return 2
@@ -94,9 +105,23 @@ def _nbgrader_report(args) -> int:
     return 0
 
 
+def _course(args) -> int:
+    try:
+        if args.action == "init":
+            path = course_file.init(args.file, force=args.force)
+            print(msg.COURSE_INIT_DONE.format(path=path))
+        else:
+            path = course_file.rotate(args.file)
+            print(msg.COURSE_ROTATE_DONE.format(path=path))
+    except (course_file.CourseError, FileExistsError, OSError) as error:
+        print(msg.CLI_FAILED.format(command=f"course {args.action}", error=error), file=sys.stderr)
+        return 2
+    return 0
+
+
 # The order of the commands in --help: the instructors' first, the maintainers' build-exercises last.
-ORDER = ("grade", "grade-all", "merge", "export", "nbgrader", "nbgrader-report", "release", "gradescope", "examples",
-         "doctor", "build-exercises")
+ORDER = ("grade", "grade-all", "merge", "export", "course", "nbgrader", "nbgrader-report", "release", "gradescope",
+         "classroom50", "examples", "doctor", "build-exercises")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -115,25 +140,42 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--markdown", type=Path, metavar="FILE", help="write a Markdown scorecard (CI job summary)")
     g.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML")
     g.add_argument("--classroom", type=Path, metavar="FILE",
-                   help="write GitHub Classroom's runner result (one base64 line, for the step output `result`)")
+                   help="write Classroom 50's result.json (classroom50/result/v1: the identity from the runner's "
+                        "environment, the time of the commit checked out)")
     cli_options.add_grading_options(g)
+    g.add_argument("--student", metavar="NAME",
+                   help="with --course: grade with the key of this student (default: the submission's name, as "
+                        "grade-all names it)")
     g.add_argument("--deadline", type=float, default=GRADE_DEADLINE, metavar="S",
                    help="stop the whole grade after S seconds; the tasks not finished by then fail "
                         "(default: %(default)g)")
     g.set_defaults(run=_grade)
 
+    c = sub.add_parser("course", help="write a course file, or give one a fresh secret",
+                       description="init: write FILE, a course file with every default (each with a comment) and a "
+                                   "fresh secret, readable by you only; every command then takes --course FILE. "
+                                   "rotate: give FILE a fresh secret, everything else kept (every student's key "
+                                   "changes: the next grade-all grades everyone again).")
+    c.add_argument("action", choices=("init", "rotate"))
+    c.add_argument("file", type=Path, metavar="FILE", help="the course file (TOML)")
+    c.add_argument("--force", action="store_true", help="init: replace FILE where it exists (its secret is lost)")
+    c.set_defaults(run=_course)
+
     d = sub.add_parser("doctor", help="report what isolation and devices this machine gives the graders")
     d.set_defaults(run=_doctor)
 
-    cli_class.add_commands(sub)  # grade-all, merge, examples, release, gradescope
+    cli_class.add_commands(sub)  # grade-all, merge, export, examples, release, gradescope, classroom50
 
     n = sub.add_parser("nbgrader", help="write an nbgrader course directory for this assignment",
                        description="Write COURSE_DIR/nbgrader_config.py and COURSE_DIR/source/ASSIGNMENT/ "
                                    "(the stubs and a notebook with one graded cell per task); "
                                    "the README's \"Grading with nbgrader\" has the workflow.")
-    n.add_argument("course", type=Path, metavar="COURSE_DIR", help="the course directory (created if missing)")
+    n.add_argument("course_dir", type=Path, metavar="COURSE_DIR", help="the course directory (created if missing)")
     n.add_argument("--assignment", default="autograd_lab", metavar="NAME",
                    help="the assignment's name in nbgrader (default: %(default)s)")
+    n.add_argument("--course", type=Path, metavar="FILE",
+                   help="the course file: its tasks become the graded cells, with its points, and its secret keys "
+                        "each student (default: COURSE_DIR/autograd_lab_course.toml, made with a fresh secret)")
     n.add_argument("--force", action="store_true", help="replace an nbgrader_config.py edited by hand")
     n.set_defaults(run=_nbgrader)
 
@@ -142,10 +184,13 @@ def parser() -> argparse.ArgumentParser:
                                    "and write OUT_DIR/class.md, class.html, grades.csv and each student's "
                                    "results.json, as grade-all does; students in the course's gradebook who did "
                                    "not submit, or were not autograded, are listed as such.")
-    r.add_argument("course", type=Path, metavar="COURSE_DIR", help="the nbgrader course directory")
+    r.add_argument("course_dir", type=Path, metavar="COURSE_DIR", help="the nbgrader course directory")
     r.add_argument("--assignment", default="autograd_lab", metavar="NAME",
                    help="the assignment's name in nbgrader (default: %(default)s)")
     r.add_argument("--out", type=Path, required=True, metavar="OUT_DIR", help="where to write the report")
+    r.add_argument("--course", type=Path, metavar="FILE",
+                   help="the course file the course was built with (default: COURSE_DIR/autograd_lab_course.toml "
+                        "where it is there)")
     r.set_defaults(run=_nbgrader_report)
 
     b = sub.add_parser("build-exercises", help="(maintainers) generate exercises/ from solutions/ in a checkout; "

@@ -1,4 +1,5 @@
-"""The ``autograd-lab`` subcommands for a whole class: grade-all, merge, examples, release, gradescope.
+"""The ``autograd-lab`` subcommands for a whole class: grade-all, merge, export, examples, release, gradescope,
+classroom50.
 
 They parse and dispatch, nothing more; the work is in batch.py, gradebook.py,
 release.py and gradescope.py.
@@ -18,12 +19,25 @@ def _fail(command: str, error: Exception) -> int:
     return 2
 
 
+def _course(args):
+    """The course of ``--course`` (the default course without it); CourseError, which names the line, otherwise."""
+    from graders.course import course_file
+
+    return course_file.load(getattr(args, "course", None))
+
+
 def _grade_all(args) -> int:
     from graders.classgrade import batch
     from graders.classgrade.progress import terminal_progress
 
-    settings = batch.Settings(key=args.key, tasks=args.tasks, isolation=args.isolation)
     try:
+        if args.key is not None:
+            raise ValueError(msg.GRADE_ALL_ONE_KEY.format(key=args.key))
+        course = _course(args)
+        if not course.keyed and not args.unkeyed:
+            raise ValueError(msg.GRADE_ALL_NO_KEYS)
+        settings = batch.Settings(tasks=args.tasks, isolation=args.isolation, course=course)
+        settings.task_ids()  # --tasks the course leaves out: refused now
         shard_of = batch.parse_shard(args.shard) if args.shard else None
         summary = batch.grade_all(args.submissions, args.out, jobs=args.jobs, shard_of=shard_of, force=args.force,
                                   timeout=args.timeout, settings=settings, progress=terminal_progress(),
@@ -44,10 +58,11 @@ def _merge(args) -> int:
     from graders.classgrade import batch
 
     try:
-        task_ids, records = batch.merge(args.folders, args.out, args.adjustments)
+        course = _course(args)
+        task_ids, records = batch.merge(args.folders, args.out, args.adjustments, course)
     except (ValueError, OSError) as error:
         return _fail("merge", error)
-    for note in batch.class_views(args.out, records, task_ids):
+    for note in batch.class_views(args.out, records, task_ids, {t: course.points(t) for t in task_ids}):
         print(note, file=sys.stderr)
     print(msg.MERGE_DONE.format(students=len(records), folders=len(args.folders), csv=Path(args.out) / "grades.csv"))
     return 0
@@ -58,7 +73,8 @@ def _export(args) -> int:
 
     try:
         path, result = lms.write(args.out_dir, args.lms, args.roster, column=args.column, match_column=args.match,
-                                 id_column=args.id, missing=args.missing, adjustments=args.adjustments, to=args.to)
+                                 id_column=args.id, missing=args.missing, adjustments=args.adjustments, to=args.to,
+                                 course=_course(args))
     except (ValueError, OSError) as error:
         return _fail("export", error)
     for note in lms.notes(result, args.missing):
@@ -82,10 +98,15 @@ def _release(args) -> int:
     from graders.course import release
 
     try:
-        written = release.release(args.out, package=args.package or release.DEFAULT_PACKAGE, force=args.force)
-    except (FileExistsError, FileNotFoundError, OSError) as error:
+        written = release.release(args.out, wheel=args.wheel or "", force=args.force, course=_course(args))
+    except (FileExistsError, FileNotFoundError, OSError, ValueError) as error:
         return _fail("release", error)
-    print(msg.RELEASE_WRITTEN.format(out=args.out, count=len(written)))
+    if args.wheel:
+        token = msg.RELEASE_WHEEL_TOKEN if not args.wheel.startswith("https://") else ""
+        where = msg.RELEASE_WHEEL_AT.format(where=args.wheel, token=token, wheel=release.WHEEL_NAME)
+    else:
+        where = msg.RELEASE_WHEEL_UNSET.format(wheel=release.WHEEL_NAME)
+    print(msg.RELEASE_WRITTEN.format(out=args.out, count=len(written), wheel=where))
     return 0
 
 
@@ -94,11 +115,47 @@ def _gradescope(args) -> int:
     from graders.integrations import gradescope
 
     try:
-        out, wheel = gradescope.build_zip(args.zip, paths.REPO, args.wheel)
-    except (FileNotFoundError, RuntimeError, OSError) as error:
+        course = _course(args) if args.course is not None else None
+        out, wheel, made = gradescope.build_zip(args.zip, paths.REPO, args.wheel, course)
+    except (FileNotFoundError, RuntimeError, OSError, ValueError) as error:
         return _fail("gradescope", error)
     print(msg.GRADESCOPE_WRITTEN.format(zip=out, kib=out.stat().st_size // 1024, wheel=wheel))
+    if made is not None:
+        print(msg.GRADESCOPE_COURSE_MADE.format(course=made))
     return 0
+
+
+def _classroom50(args) -> int:
+    from graders import paths
+    from graders.course import course_file
+    from graders.integrations import classroom50
+
+    made = None
+    try:
+        course = _course(args)
+        if not course.keyed and not args.unkeyed:  # a course secret for the runner, kept out of the published folder
+            made = Path(f"{args.assignment}.course.toml")
+            if not made.exists():
+                course_file.init(made)
+            course = course_file.load(made)
+        built = classroom50.build(args.dir, assignment=args.assignment, course=course, wheel=args.wheel,
+                                  unkeyed=args.unkeyed, repo=paths.REPO)
+    except (FileNotFoundError, FileExistsError, RuntimeError, OSError, ValueError) as error:
+        return _fail("classroom50", error)
+    print(msg.CLASSROOM50_WRITTEN.format(folder=built.folder, assignment=args.assignment, wheel=built.wheel))
+    if made is not None:
+        print(msg.CLASSROOM50_COURSE_MADE.format(path=made))
+    runs_on = built.runtime["runs-on"]
+    print(msg.CLASSROOM50_UNKEYED if args.unkeyed and isinstance(runs_on, str) else
+          msg.CLASSROOM50_KEYED.format(labels=", ".join(runs_on)))
+    return 0
+
+
+def release_wheel(text: str) -> str:
+    """``release --wheel``'s value, checked (graders.course.release.wheel_where)."""
+    from graders.course import release
+
+    return release.wheel_where(text)
 
 
 def add_commands(sub) -> None:
@@ -124,6 +181,9 @@ def add_commands(sub) -> None:
     a.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
                    help="stop grading a submission after S seconds (default: %(default)g)")
     cli_options.add_grading_options(a)
+    a.add_argument("--unkeyed", action="store_true",
+                   help="grade without keys: every student gets the same fixed inputs, which one student can learn "
+                        "and pass on (only to try the package; grades that count need --course)")
     a.set_defaults(run=_grade_all)
 
     m = sub.add_parser("merge", help="combine the gradebooks of shards into one",
@@ -133,6 +193,7 @@ def add_commands(sub) -> None:
     m.add_argument("--out", type=Path, required=True, metavar="MERGED", help="where the merged gradebook goes")
     m.add_argument("--adjustments", type=Path, metavar="CSV",
                    help="the instructor's adjustments, applied to the merged class (default: MERGED/adjustments.csv)")
+    cli_options.add_course_option(m)
     m.set_defaults(run=_merge)
 
     x = sub.add_parser("export", help="write the class's totals as a Canvas or Moodle gradebook import file",
@@ -162,6 +223,7 @@ def add_commands(sub) -> None:
     x.add_argument("--adjustments", type=Path, metavar="CSV",
                    help="the instructor's adjustments (default: OUT_DIR/adjustments.csv)")
     x.add_argument("--to", type=Path, metavar="FILE", help="where the file goes (default: OUT_DIR/<lms>-import.csv)")
+    cli_options.add_course_option(x)
     x.set_defaults(run=_export)
 
     e = sub.add_parser("examples", help="write ready examples for grading a class on a cluster",
@@ -173,12 +235,15 @@ def add_commands(sub) -> None:
 
     r = sub.add_parser("release", help="write the student bundle: exercises/ and the CI workflow",
                        description="Write what students receive: exercises/ (the stubs, the public tests, "
-                                   "conftest.py, pytest.ini, README.md) and .github/workflows/autograde.yml, "
-                                   "which grades their code on every push. No solutions, no graders.")
+                                   "conftest.py, pytest.ini, README.md) and .github/workflows/scorecard.yml, "
+                                   "which grades their code on every push. No solutions, no graders, no secret; "
+                                   "with --course, the course's tasks only.")
     r.add_argument("out", type=Path, metavar="OUT_DIR")
-    r.add_argument("--package", metavar="REQUIREMENT",
-                   help="what the students' CI installs with pip (a wheel's URL, git+https://...); the "
-                        "organization variable AUTOGRAD_LAB_PACKAGE overrides it")
+    r.add_argument("--wheel", metavar="WHERE", action=cli_options.Checked, check=release_wheel,
+                   help="where the students' CI gets the graders' wheel: OWNER/REPO@TAG (a release of a repository "
+                        "of the organization, read with the organization secret AUTOGRAD_LAB_WHEEL_TOKEN) or the "
+                        "wheel's https URL; the organization variable AUTOGRAD_LAB_WHEEL overrides it")
+    cli_options.add_course_option(r)
     r.add_argument("--force", action="store_true", help="write into OUT_DIR even when it is not empty")
     r.set_defaults(run=_release)
 
@@ -188,4 +253,24 @@ def add_commands(sub) -> None:
     s.add_argument("zip", type=Path, metavar="OUT.zip")
     s.add_argument("--wheel", type=Path, metavar="FILE",
                    help="put this autograd-lab wheel in the zip (default: build one from the checkout)")
+    s.add_argument("--course", type=Path, metavar="FILE",
+                   help="the course file: its tasks, points, late policy, visibility and secret go into the zip "
+                        "(default: a new course file with a fresh secret, written beside the zip)")
     s.set_defaults(run=_gradescope)
+
+    c = sub.add_parser("classroom50", help="write a Classroom 50 autograder for the assignment",
+                       description="Write DIR/autograders/ASSIGNMENT/: autograder.py, which Classroom 50's runner "
+                                   "runs in each student's checkout to write ./result.json (classroom50/result/v1), "
+                                   "and its siblings: the graders' wheel, course.toml (no secret), constraints.txt "
+                                   "and runtime.json (the runtime block). DIR is a classroom's folder in the "
+                                   "course's classroom50 repository.")
+    c.add_argument("dir", type=Path, metavar="DIR", help="the classroom's folder")
+    c.add_argument("--assignment", default="autograd-lab", metavar="SLUG",
+                   help="the assignment's slug in Classroom 50 (default: %(default)s)")
+    cli_options.add_course_option(c)
+    c.add_argument("--wheel", type=Path, metavar="FILE",
+                   help="the autograd-lab wheel to put beside autograder.py (default: build one from the checkout)")
+    c.add_argument("--unkeyed", action="store_true",
+                   help="grade on GitHub-hosted runners without a key (every student's inputs the same and "
+                        "fixed): only where those grades do not count")
+    c.set_defaults(run=_classroom50)

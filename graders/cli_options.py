@@ -4,6 +4,7 @@ with exit status 2 and one line that echoes the call (``got --tasks '9.9', expec
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from graders import messages as msg
 from graders.tasks import BY_ID
@@ -43,8 +44,16 @@ class Checked(argparse.Action):
             parser.exit(2, msg.CLI_BAD_VALUE.format(prog=parser.prog, option=option, value=value, expected=error))
 
 
+def add_course_option(parser: argparse.ArgumentParser) -> None:
+    """--course FILE, as every command that grades or reads grades takes it."""
+    parser.add_argument("--course", type=Path, metavar="FILE",
+                        help="the course file (`autograd-lab course init FILE` writes one): the tasks, their points, "
+                             "the secret each student's key is derived from, the late policy")
+
+
 def add_grading_options(parser: argparse.ArgumentParser) -> None:
-    """--key, --tasks and --isolation, as grade and grade-all take them."""
+    """--course, --key, --tasks and --isolation, as grade and grade-all take them."""
+    add_course_option(parser)
     parser.add_argument("--key", type=int, help="seed Hypothesis with this key instead of derandomizing")
     parser.add_argument("--tasks", action=Checked, check=task_ids,
                         help="grade only these task ids, comma-separated (e.g. 1.1,1.4)")

@@ -36,13 +36,28 @@ def given_modules() -> dict[str, str]:
     return {f"{name}.py": (GIVEN / f"{name}.py").read_text() for name in sorted(GIVEN_MODULES)}
 
 
-def graders_fingerprint() -> str:
-    """sha256 of the graders' source and the given code: a fixed grader bug means a regrade, and fresh draws."""
+# The graders' modules whose text decides no verdict, relative to graders/ (a folder ends with "/"): the sentences,
+# the views of a result other than the result itself, the class's gradebook, report and exports, the course
+# builders and the course file (its tasks, points and secret are fingerprinted apart: batch.Settings), the
+# integrations and the command line. Every other module, one added later included, counts.
+NOT_VERDICT = ("messages.py", "cli.py", "cli_class.py", "__main__.py", "results/outputs.py", "results/pictures.py",
+               "results/classroom.py", "results/mistakes.py", "results/plain.py", "course/", "integrations/",
+               "classgrade/report.py", "classgrade/gradebook.py", "classgrade/adjustments.py", "classgrade/lms.py",
+               "classgrade/progress.py")
+
+
+def graders_fingerprint(root: Path = HERE, given: Path | None = None) -> str:
+    """sha256 of what decides a verdict: the graders' source but NOT_VERDICT, and the given code. A fixed grader bug
+    means a regrade and fresh draws; a message reworded, a view or a course builder changed means neither.
+    ``root`` and ``given``: another copy of graders/ and of the given code (the tests')."""
+    given = GIVEN if given is None else given
     digest = hashlib.sha256()
-    files = sorted({*HERE.rglob("*.py"), *(GIVEN / name for name in given_modules())})
+    files = sorted({*root.rglob("*.py"), *(given / name for name in given_modules())})
     for path in files:
-        if "__pycache__" not in path.parts:
-            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        inside = path.relative_to(root).as_posix() if path.is_relative_to(root) else None
+        if "__pycache__" in path.parts or (inside is not None and inside.startswith(NOT_VERDICT)):
+            continue
+        digest.update((inside or path.name).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,12 +30,15 @@ class Graded:
 def grade_submission(path: Path, *, name: str | None = None, key: int | None = None,
                      tasks: tuple[str, ...] | None = None, isolation: str = "auto",
                      deadline: float | None = GRADE_DEADLINE, laid_out: Callable[[], None] | None = None,
-                     finished: Callable | None = None) -> Graded:
+                     finished: Callable | None = None, points: Mapping[str, float] | None = None,
+                     key_shown: str | None = None) -> Graded:
     """Unpack and locate the submission at ``path`` (``name``: the student's, for messages), grade it, and give
     its report and result. Raises graders.submission.layout.SubmissionError where there is nothing to grade and
     RuntimeError where the isolation asked for is not to be had: the caller says so in its own format.
-    ``laid_out``: called once the files graded are copied; ``finished``: with each task's result as it is made
-    (graders.judge.grade.grade)."""
+    ``laid_out``: called once the files graded are copied; ``finished``: with each task's result as it is made;
+    ``points``: each task's points in the course graded; ``key_shown``: what the scorecard says of the key
+    (graders.judge.grade.grade). A course file gives ``tasks``, ``points``, ``key`` and ``key_shown`` together
+    (graders.course.course_file.grading)."""
     from graders.judge.grade import grade  # imports torch: only when grading
     from graders.results import scorecard
 
@@ -49,7 +52,7 @@ def grade_submission(path: Path, *, name: str | None = None, key: int | None = N
         try:
             folder = intake.unpack(submission, Path(scratch))
             report = grade(folder, key=key, task_ids=tasks, isolation=isolation, deadline=deadline,
-                           laid_out=laid_out, finished=finished)
+                           laid_out=laid_out, finished=finished, points=points, key_shown=key_shown)
         except SubmissionError as error:  # named by the path given, not by the scratch folder it was unpacked in
             if folder != path and str(error).startswith(f"{folder}: "):
                 raise SubmissionError(f"{path}: {str(error).removeprefix(f'{folder}: ')}") from None

@@ -88,7 +88,7 @@ def test_an_adjustment_survives_a_regrade_a_new_student_and_a_merge(tmp_path):
         assert msg.SCORECARD_ADJUSTED_TITLE in card and "1.8 =2 (regrade: the shape was right in spirit)" in card
         assert "Your total after these adjustments: 2." in card
 
-    args = ["grade-all", str(subs), "--out", str(out), "--tasks", ",".join(TASKS), "--jobs", "2"]
+    args = ["grade-all", str(subs), "--out", str(out), "--tasks", ",".join(TASKS), "--jobs", "2", "--unkeyed"]
     assert main(args) == 0
     check(out)
     assert main([*args, "--force"]) == 0
@@ -99,8 +99,8 @@ def test_an_adjustment_survives_a_regrade_a_new_student_and_a_merge(tmp_path):
     assert rows(out / "grades.csv")["cy"]["status"] == "graded"
     shards = [tmp_path / f"shard{i}" for i in (1, 2)]
     for i, shard in enumerate(shards, start=1):
-        assert main(["grade-all", str(subs), "--out", str(shard), "--tasks", ",".join(TASKS), "--shard", f"{i}/2",
-                     "--adjustments", str(out / "adjustments.csv")]) == 0
+        assert main(["grade-all", str(subs), "--out", str(shard), "--tasks", ",".join(TASKS), "--unkeyed",
+                     "--shard", f"{i}/2", "--adjustments", str(out / "adjustments.csv")]) == 0
     merged = tmp_path / "merged"
     assert main(["merge", *map(str, shards), "--out", str(merged), "--adjustments", str(out / "adjustments.csv")]) == 0
     check(merged)
@@ -114,9 +114,10 @@ def test_grade_all_refuses_a_missing_or_bad_adjustments_file_before_grading(tmp_
     subs.mkdir()
     make_submission(subs, "amy", [])
     out = tmp_path / "out"
-    assert main(["grade-all", str(subs), "--out", str(out), "--adjustments", str(tmp_path / "none.csv")]) == 2
+    assert main(["grade-all", str(subs), "--out", str(out), "--unkeyed", "--adjustments",
+                 str(tmp_path / "none.csv")]) == 2
     assert "no such adjustments file" in capsys.readouterr().err
     bad = write(tmp_path / "bad.csv", "zed,total,+1,bonus")
-    assert main(["grade-all", str(subs), "--out", str(out), "--adjustments", str(bad)]) == 2
+    assert main(["grade-all", str(subs), "--out", str(out), "--unkeyed", "--adjustments", str(bad)]) == 2
     assert "no student 'zed' in this class" in capsys.readouterr().err
     assert not (out / "students" / "amy").exists()

@@ -157,7 +157,7 @@ def test_shards_merged_equal_the_unsharded_run(graded_class, tmp_path):
     subs, out, _, _ = graded_class
     for index in (1, 2):
         assert main(["grade-all", str(subs), "--out", str(tmp_path / f"shard{index}"), "--jobs", "2",
-                     "--shard", f"{index}/2", "--tasks", ",".join(TASKS)]) == 0
+                     "--shard", f"{index}/2", "--tasks", ",".join(TASKS), "--unkeyed"]) == 0
     shard_students = [[r["student"] for r in csv_rows(tmp_path / f"shard{i}" / "grades.csv")] for i in (1, 2)]
     assert shard_students == [["alice", "carol", "erin"], ["bob", "dave", "frank"]]
     assert main(["merge", str(tmp_path / "shard1"), str(tmp_path / "shard2"), "--out", str(tmp_path / "all")]) == 0
@@ -220,7 +220,7 @@ def test_a_batch_killed_after_its_first_result_resumes_without_losing_or_regradi
     out = tmp_path / "out"
     mark = f"AGL_TEST_{uuid.uuid4().hex}"
     command = [sys.executable, "-I", "-m", "graders", "grade-all", str(subs), "--out", str(out), "--jobs", "1",
-               "--tasks", "1.1"]
+               "--tasks", "1.1", "--unkeyed"]
     process = subprocess.Popen(command, env={**os.environ, mark: "1"}, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, cwd=tmp_path)
     deadline = time.monotonic() + 120

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from graders import cli, messages
+from graders.course import course_file
 from graders.tasks import BY_ID, TASKS, TOTAL_POINTS
 
 REPO = Path(__file__).resolve().parent.parent
@@ -509,7 +510,8 @@ CLASS_SUMMARY = re.compile(r"^grade-all: (\d+) graded, (\d+) unchanged since the
 def class_sample() -> tuple[list[str], list[list[str]]]:
     """docs/class.md's first run of grade-all (its fenced block's lines) and its grades.csv (as CSV rows)."""
     blocks = fenced_blocks((DOCS / "class.md").read_text())
-    run = next(b for b in blocks if b and b[0] == "$ autograd-lab grade-all submissions --out out --jobs 2")
+    run = next(b for b in blocks if b and b[0] == "$ autograd-lab grade-all submissions --out out --jobs 2 --course "
+               "course.toml")
     table = next(b for b in blocks if b and b[0].startswith("student,"))
     return run, list(csv.reader(table))
 
@@ -574,9 +576,11 @@ def test_the_class_run_the_docs_show_is_grade_alls_for_that_class(tmp_path):
     from test_batch import make_class
 
     make_class(tmp_path)
+    (tmp_path / "course.toml").write_text(course_file.template("ab" * 32))  # `autograd-lab course init course.toml`
     blocks = fenced_blocks((DOCS / "class.md").read_text())
     run, rows = class_sample()
-    first = autograd_lab("grade-all", "submissions", "--out", "out", "--jobs", "2", cwd=tmp_path)
+    first = autograd_lab("grade-all", "submissions", "--out", "out", "--jobs", "2", "--course", "course.toml",
+                         cwd=tmp_path)
     printed = first.stderr.splitlines() + first.stdout.splitlines()
     assert finished(printed) == finished(run[1:])
     assert {timeless(line) for line in printed if not PROGRESS.match(line)} == \
@@ -584,7 +588,7 @@ def test_the_class_run_the_docs_show_is_grade_alls_for_that_class(tmp_path):
     with open(tmp_path / "out" / "grades.csv", newline="") as f:
         assert without_seconds(list(csv.reader(f))) == without_seconds(rows)
 
-    again = "autograd-lab grade-all submissions --out out"
+    again = "autograd-lab grade-all submissions --out out --course course.toml"
     second = autograd_lab(*again.split()[1:], cwd=tmp_path)
     block = next(b for b in blocks if f"$ {again}" in b)
     assert [timeless(line) for line in second.stderr.splitlines() + second.stdout.splitlines()] == \

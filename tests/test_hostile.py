@@ -137,18 +137,21 @@ def _documented_ways(folder: Path, out: Path, tasks: str) -> dict[str, tuple[lis
     results.json it writes, or None where it must refuse to start)."""
     python = [sys.executable, "-I", "-m"]
     gradescope = out / "autograder"
+    keyed = ["--course", str(gradescope / "source" / "course.toml"),
+             "--metadata", str(gradescope / "submission_metadata.json")]
     return {
         "console script": ([AUTOGRAD_LAB, "grade", ".", "--results", str(out / "console.json"), "--tasks", tasks],
                            folder, out / "console.json"),
         "python -I -m graders": ([*python, "graders", "grade", ".", "--results", str(out / "module.json"),
                                   "--tasks", tasks], folder, out / "module.json"),
         "python -I -m graders.integrations.gradescope": (
-            [*python, "graders.integrations.gradescope", "run", ".", str(out / "gradescope.json")], folder,
+            [*python, "graders.integrations.gradescope", "run", ".", str(out / "gradescope.json"), *keyed], folder,
             out / "gradescope.json"),
         "run_autograder": (["bash", str(gradescope / "run_autograder")], gradescope / "submission",
                            gradescope / "results" / "results.json"),
         "grade-all": ([AUTOGRAD_LAB, "grade-all", str(folder.parent), "--out", str(out / "class"), "--jobs", "1",
-                       "--tasks", tasks], folder, out / "class" / "students" / folder.name / "results.json"),
+                       "--tasks", tasks, "--unkeyed"], folder,
+                      out / "class" / "students" / folder.name / "results.json"),
         "pytest plugin": ([str(Path(sys.executable).with_name("pytest")), "-c", os.devnull, "-p",
                            "graders.integrations.pytest_plugin", "-p", "no:cacheprovider",
                            "--autograd-lab-submission=."], folder, None),
@@ -161,6 +164,8 @@ def test_a_judge_in_the_submission_is_never_the_one_that_runs(way, tmp_path, mon
     numpy.py, torch.py, hypothesis.py, hashlib.py, pathlib.py, sitecustomize.py. Run from inside it each documented
     way (the console script, `python -I -m graders`, Gradescope's module and run_autograder, grade-all, the pytest
     plugin): does the real judge grade it (0, the stubs' score) or refuse to start, with none of its modules run?"""
+    from graders.course import course_file
+    from graders.course.templates import fill
     from graders.integrations import gradescope
 
     entry = next(e for e in HOSTILE if e.name == "judge_in_the_submission")
@@ -168,10 +173,13 @@ def test_a_judge_in_the_submission_is_never_the_one_that_runs(way, tmp_path, mon
     out = machine.results
     try:
         command, cwd, results = _documented_ways(machine.folder, out, ",".join(entry.tasks))[way]
+        (out / "autograder" / "source").mkdir(parents=True)  # Gradescope's: the course file and the metadata
+        (out / "autograder" / "source" / "course.toml").write_text(course_file.template("ab" * 32))
+        (out / "autograder" / "submission_metadata.json").write_text('{"users": [{"id": 1, "email": "a@x.edu"}]}')
         if way == "run_autograder":
             shutil.copytree(machine.folder, cwd)
             template = gradescope.TEMPLATES / "gradescope" / "run_autograder"
-            shutil.copyfile(template, out / "autograder" / "run_autograder")
+            (out / "autograder" / "run_autograder").write_text(fill(template.read_text(), course="course.toml"))
         env = {**os.environ, "TMPDIR": str(machine.scratch), "AUTOGRADER_ROOT": str(out / "autograder"),
                "AUTOGRAD_LAB_PYTHON": sys.executable}
         env = {name: value for name, value in env.items() if not name.startswith("PYTEST_")}
@@ -329,7 +337,7 @@ def test_nothing_a_student_leaves_reaches_a_classmate_in_grade_all(tmp_path):
 
     _relay_class(tmp_path / "class", _relay_name(tmp_path))
     assert main(["grade-all", str(tmp_path / "class"), "--out", str(tmp_path / "out"), "--jobs", "1",
-                 "--tasks", "1.1"]) == 0
+                 "--tasks", "1.1", "--unkeyed"]) == 0
     results = json.loads((tmp_path / "out" / "students" / "b_reader" / "results.json").read_text())
     assert _found(results["tests"][0]["output"]) == "", results["tests"][0]["output"]
 

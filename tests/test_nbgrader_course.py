@@ -1,11 +1,13 @@
 """nbgrader end to end, for real: the course `autograd-lab nbgrader` writes, graded by nbgrader itself.
 
-One module fixture builds the course in a temporary folder, runs `nbgrader generate_assignment`,
+One module fixture builds the course in a temporary folder, in the course of a course file (Adam and the
+PyTorch loop left out, 1.4 worth 10 points: 96 in all), runs `nbgrader generate_assignment`,
 submits three students (alice: the reference solution; bob: the solution with a sign flipped in the
 backward rule of @, whose notebook also lost two cells and had one edited; mallory: the stubs, with a
 notebook and files that try to forge a score and to harm alice, graded before her), runs `nbgrader
-autograde` one student at a time and, right after each, `autograd-lab grade` on the same files (as
-`python -m graders grade`), then `generate_feedback` and `export`. The tests hold nbgrader's numbers
+autograde` one student at a time and, right after each, `autograd-lab grade` on the same files with the same
+course file and the student's key (as `python -m graders grade --course FILE --student ID`), then
+`generate_feedback` and `export`. The tests hold nbgrader's numbers
 against the CLI's.
 Every command runs as a subprocess of this Python; nbgrader gets a kernelspec and Jupyter folders of
 the test's own, so neither this machine's Jupyter setup nor in-process warnings can change the result.
@@ -32,7 +34,7 @@ import nbformat
 import pytest
 
 from graders import paths
-from graders.course import build
+from graders.course import build, course_file
 from graders.integrations import nbgrader_course, nbgrader_judge
 from graders.isolation import sandbox
 from graders.tasks import TASKS
@@ -45,6 +47,10 @@ MATMUL_RULE = "return g @ w.T, x.T @ g"
 MATMUL_RULE_SIGN_FLIPPED = "return g @ w.T, -(x.T @ g)"
 BOB_DELETES, BOB_EDITS = ("setup", "task_3_1"), "task_1_1"
 NBGRADER_TIMEOUT = 1200
+# The course: Adam (3.3) and the PyTorch loop (6.1, and 6.2 with it) left out, 1.4 worth 10 points: 96 in all.
+COURSE_TEXT = (course_file.template("ab" * 32).replace('"3.3" = 5', '"3.3" = 0').replace('"6.1" = 4', '"6.1" = 0')
+               .replace('"1.4" = 5', '"1.4" = 10'))
+COURSE = course_file.parse(COURSE_TEXT, Path("course.toml"))
 
 
 # What mallory submits as the judge's scorecard: every task's full points
@@ -208,12 +214,13 @@ def nbgrader(course: Path, env: dict[str, str], *args: str) -> float:
     return seconds
 
 
-def cli_grade(folder: Path, scratch: Path) -> tuple[dict, float]:
-    """``autograd-lab grade FOLDER --results FILE`` (a fresh process, as an instructor runs it): the results
-    dict and the seconds it took."""
+def cli_grade(folder: Path, scratch: Path, course: Path, student: str) -> tuple[dict, float]:
+    """``autograd-lab grade FOLDER --course FILE --student ID --results FILE`` (a fresh process, as an instructor
+    runs it, with the key nbgrader's grade of the student had): the results dict and the seconds it took."""
     scratch.mkdir()
     start = time.perf_counter()
-    command = [sys.executable, "-I", "-m", "graders", "grade", str(folder), "--results", "results.json"]
+    command = [sys.executable, "-I", "-m", "graders", "grade", str(folder), "--results", "results.json",
+               "--course", str(course), "--student", student]
     run = subprocess.run(command, cwd=scratch, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                          timeout=NBGRADER_TIMEOUT)
     seconds = time.perf_counter() - start
@@ -278,7 +285,8 @@ def graded(tmp_path_factory, request) -> Graded:
         if request.param == "no-bubblewrap":
             env["PATH"] = str(Path(sys.executable).parent)
         result = Graded(root / "course", kernel_refused=request.param == "no-bubblewrap")
-        nbgrader_course.build_course(result.course, ASSIGNMENT)
+        (root / "course.toml").write_text(COURSE_TEXT)
+        nbgrader_course.build_course(result.course, ASSIGNMENT, course_path=root / "course.toml")
         nbgrader(result.course, env, "generate_assignment", ASSIGNMENT)
         released = result.course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
         for student in STUDENTS:
@@ -298,7 +306,8 @@ def graded(tmp_path_factory, request) -> Graded:
                 result.alice_files_before_mallory = tree_hash(result.course / "autograded" / "alice")
             result.autograde_seconds[student] = nbgrader(result.course, env, "autograde", ASSIGNMENT,
                                                          "--student", student)
-            result.cli[student], result.cli_seconds[student] = cli_grade(result.submitted(student), root / student)
+            result.cli[student], result.cli_seconds[student] = cli_grade(result.submitted(student), root / student,
+                                                                         root / "course.toml", student)
         nbgrader(result.course, env, "generate_feedback", ASSIGNMENT)
         nbgrader(result.course, env, "export", "--to", "grades.csv")
         # the class report: one more student enrolled who never submitted, and one whose work is not autograded
@@ -306,7 +315,8 @@ def graded(tmp_path_factory, request) -> Graded:
         (result.submitted("yan")).mkdir(parents=True)
         (result.submitted("yan") / released.name).write_bytes(released.read_bytes())
         result.report = subprocess.run(
-            [sys.executable, "-I", "-m", "graders", "nbgrader-report", str(result.course), "--out", "report"],
+            [sys.executable, "-I", "-m", "graders", "nbgrader-report", str(result.course), "--out", "report",
+             "--course", str(root / "course.toml")],
             cwd=root, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=NBGRADER_TIMEOUT)
         yield result
     finally:
@@ -351,15 +361,20 @@ def test_each_students_total_in_grades_csv_equals_the_cli_score(graded):
     for student in STUDENTS:
         results = graded.cli[student]
         assert float(rows[student]["score"]) == pytest.approx(results["score"]), student
-        assert float(rows[student]["max_score"]) == pytest.approx(results["extra_data"]["max_score"]) == 100
+        assert float(rows[student]["max_score"]) == pytest.approx(results["extra_data"]["max_score"]) == 96
 
 
 def test_the_three_students_score_as_their_files_deserve(graded):
-    """Do the reference solution score 100, the stubs 0 (whatever mallory's notebook tried), and the broken
-    rule of @ lose task 1.4?"""
-    assert graded.cli["alice"]["score"] == 100, task_scores(graded.cli["alice"])
+    """Do the reference solution score full marks in the course, 96 of 96, in the gradebook as in the CLI, the
+    stubs 0 (whatever mallory's notebook tried), and the broken rule of @ lose task 1.4's 10 points?"""
+    from nbgrader.api import Gradebook
+
+    assert graded.cli["alice"]["score"] == 96, task_scores(graded.cli["alice"])
+    with Gradebook(f"sqlite:///{graded.course / 'gradebook.db'}") as gradebook:
+        alice = gradebook.find_submission(ASSIGNMENT, "alice")
+        assert (alice.score, alice.max_score) == (96, 96)
     assert graded.cli["mallory"]["score"] == 0
-    assert task_scores(graded.cli["bob"])["1.4"] == 0 and graded.cli["bob"]["score"] < 100
+    assert task_scores(graded.cli["bob"])["1.4"] == 0 and graded.cli["bob"]["score"] < 96
 
 
 def test_the_gradebook_holds_every_cells_score_as_the_cli_scores_its_task(graded):
@@ -371,7 +386,8 @@ def test_the_gradebook_holds_every_cells_score_as_the_cli_scores_its_task(graded
             submission = gradebook.find_submission(ASSIGNMENT, student)
             cells = {g.name: (g.auto_score, g.max_score) for nb in submission.notebooks for g in nb.grades}
             scores = task_scores(graded.cli[student])
-            expected = {task.marker.replace("task", "task_"): (scores[task.id], float(task.points)) for task in TASKS}
+            expected = {task.marker.replace("task", "task_"): (scores[task.id], float(COURSE.points(task.id)))
+                        for task in TASKS if task.id in COURSE.tasks}
             differ = {name: score for name, score in cells.items() if score != expected.get(name, (0.0, 0.0))}
             assert cells == {**expected, nbgrader_course.SETUP_ID: (0.0, 0.0)}, \
                 (student, {name: (score, graded.said(student, name)) for name, score in differ.items()})
@@ -485,3 +501,52 @@ def test_autograde_starts_its_judge_as_it_reads_the_config_and_no_other_command_
     assert said == {"db": "REPORT started=False frozen=False",
                     "generate_assignment": "REPORT started=False frozen=False",
                     "autograde": "REPORT started=True frozen=True"}
+
+
+def test_an_instructors_own_points_in_a_cell_are_honoured_and_no_student_is_dropped():
+    """An instructor sets cell task_3_3 to 10 points and task_6_1 to 0 in the source notebook, then runs
+    generate_assignment --force and autograde --force (before, nbgrader stopped on "partial credit cannot be greater
+    than maximum points for cell" and dropped the student from the gradebook). Is the reference scored with the
+    cells' own points (3.3: 10 of 10, the judge's share of them; 6.1: 0 of 0), the difference from the course file
+    said in autograde's log naming the file, and the student kept in the gradebook and its export?"""
+    from nbgrader.api import Gradebook
+
+    root = Path(tempfile.mkdtemp(prefix="agl-nbgrader-"))
+    os.chmod(root, 0o755)  # the kernel's user reaches its folder, as in a course folder
+    try:
+        env, course = jupyter_env(root), root / "course"
+        nbgrader_course.build_course(course, ASSIGNMENT)  # the course directory's own course file, a fresh secret
+        assert (course / nbgrader_course.COURSE_FILE).is_file()
+        nbgrader(course, env, "generate_assignment", ASSIGNMENT)
+        released = course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        folder = course / "submitted" / "alice" / ASSIGNMENT
+        folder.mkdir(parents=True)
+        (folder / released.name).write_bytes(released.read_bytes())
+        for name, text in submission_files("alice").items():
+            (folder / name).write_text(text)
+        nbgrader(course, env, "autograde", ASSIGNMENT, "--student", "alice")
+
+        source = course / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        nb = nbformat.read(source, as_version=4)
+        for cell in nb.cells:
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if grade_id in ("task_3_3", "task_6_1"):
+                cell.metadata.nbgrader.points = 10 if grade_id == "task_3_3" else 0
+        nbformat.write(nb, source)
+        nbgrader(course, env, "generate_assignment", ASSIGNMENT, "--force")
+        run = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, "--force", "--student",
+                              "alice"], cwd=course, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                             timeout=NBGRADER_TIMEOUT)
+        assert run.returncode == 0, run.stderr[-6000:]
+        assert "partial credit cannot be greater" not in run.stderr
+        assert re.search(r"cell task_3_3 is worth 10 points in the notebook and task 3.3 5 in the course file "
+                         rf"\S*{re.escape(nbgrader_course.COURSE_FILE)}", run.stderr), run.stderr[-3000:]
+        cells = gradebook_cells(course, "alice")
+        assert cells["task_3_3"] == (10.0, 10.0) and cells["task_6_1"] == (0.0, 0.0) and cells["task_1_4"] == (5, 5)
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+            assert gradebook.find_submission(ASSIGNMENT, "alice").score == pytest.approx(101)
+        nbgrader(course, env, "export", "--to", "grades.csv")
+        with open(course / "grades.csv", newline="") as f:
+            assert [(row["student_id"], float(row["score"])) for row in csv.DictReader(f)] == [("alice", 101.0)]
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

@@ -68,7 +68,7 @@ def test_the_wheel_holds_the_graders_and_the_given_code_and_no_solution(wheel):
 @WHEEL
 def test_the_student_bundle_holds_no_solution():
     files = release.bundle_files()
-    assert "exercises/tensor.py" in files and ".github/workflows/autograde.yml" in files
+    assert "exercises/tensor.py" in files and ".github/workflows/scorecard.yml" in files
     assert {name: found(text) for name, text in files.items() if found(text)} == {}
 
 

@@ -20,6 +20,7 @@ from graders.cli import main
 from graders.course import build, release
 
 REPO = Path(__file__).resolve().parent.parent
+WORKFLOW = ".github/workflows/scorecard.yml"
 BEGIN = re.compile(r"^\s*### BEGIN SOLUTION")
 END = re.compile(r"^\s*### END SOLUTION")
 SHORT = 12
@@ -100,12 +101,12 @@ def test_the_bundle_holds_exercises_its_public_tests_and_the_workflow_only(bundl
     texts = bundle_texts(bundle)
     repository = {f"exercises/{p.relative_to(paths.EXERCISES).as_posix()}": p.read_text()
                   for p in sorted(paths.EXERCISES.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
-    assert set(texts) == set(repository) | {".github/workflows/autograde.yml", ".gitignore"}
+    assert set(texts) == set(repository) | {WORKFLOW, ".gitignore"}
     assert {name: texts[name] for name in repository} == repository
     for name, text in build.expected_exercises(paths.SOLUTIONS).items():
         assert texts[f"exercises/{name}"] == text
-    assert "autograd-lab grade exercises/" in texts[".github/workflows/autograde.yml"]
-    assert "@" + "PACKAGE@" not in texts[".github/workflows/autograde.yml"]
+    assert "autograd-lab grade exercises/" in texts[WORKFLOW]
+    assert not re.search(r"@[A-Z_]+@", texts[WORKFLOW])  # every placeholder filled
 
 
 def test_no_solution_body_leaks_into_the_bundle(bundle):
@@ -144,10 +145,54 @@ def test_the_leak_check_catches_a_pasted_solution(tmp_path):
 def test_release_refuses_a_folder_that_is_not_empty_unless_forced(tmp_path):
     (tmp_path / "mine.txt").write_text("keep me\n")
     assert main(["release", str(tmp_path)]) == 2
-    assert main(["release", str(tmp_path), "--force", "--package", "https://example.edu/autograd_lab.whl"]) == 0
+    assert main(["release", str(tmp_path), "--force"]) == 0
     assert (tmp_path / "mine.txt").read_text() == "keep me\n"
-    workflow = (tmp_path / ".github" / "workflows" / "autograde.yml").read_text()
-    assert "vars.AUTOGRAD_LAB_PACKAGE || 'https://example.edu/autograd_lab.whl'" in workflow
+
+
+@pytest.mark.parametrize(("where", "said"), [
+    ("ml-2027/autograd-lab-wheel@v0.1.0", "read with the organization secret AUTOGRAD_LAB_WHEEL_TOKEN"),
+    ("https://example.edu/wheels/autograd_lab-0.1.0-py3-none-any.whl", "https://example.edu/wheels/"),
+    (None, "the organization variable AUTOGRAD_LAB_WHEEL, which you set"),
+])
+def test_release_says_where_the_wheel_goes_and_the_workflow_installs_it_from_there(tmp_path, capsys, where, said):
+    """Does `release --wheel` write where the students' CI gets the graders' wheel (a release of a repository of
+    the organization, read with a token that reads only it, or a URL) into the workflow, and say where to put the
+    wheel; without it, say which organization variable to set? Is anything else refused, with what was expected?"""
+    assert main(["release", str(tmp_path / "b"), *(["--wheel", where] if where else [])]) == 0
+    out = capsys.readouterr().out
+    assert said in out and "autograd_lab-0.1.0-py3-none-any.whl" in out
+    workflow = (tmp_path / "b" / WORKFLOW).read_text()
+    assert f"vars.AUTOGRAD_LAB_WHEEL || '{where or ''}'" in workflow
+    with pytest.raises(SystemExit):
+        main(["release", str(tmp_path / "c"), "--wheel", "autograd-lab==0.1.0"])
+    assert "got --wheel 'autograd-lab==0.1.0', expected OWNER/REPO@TAG" in capsys.readouterr().err
+
+
+def test_a_courses_bundle_covers_its_tasks_only(tmp_path):
+    """With a course that drops Adam (3.3) and the PyTorch loop (6.1, and 6.2 with it) and gives 1.4 10 points:
+    does the README list the course's tasks and points (96 in all) and not the others, do the public tests leave the
+    dropped tasks out (their own file gone, their markers deselected), do the dropped stubs say they are not part of
+    the course, and is everything else the default bundle's, with no secret anywhere?"""
+    from graders.course import course_file
+
+    course = tmp_path / "course.toml"
+    secret = "ab" * 32
+    course.write_text(course_file.template(secret).replace('"3.3" = 5', '"3.3" = 0').replace(
+        '"6.1" = 4', '"6.1" = 0').replace('"1.4" = 5', '"1.4" = 10'))
+    assert main(["release", str(tmp_path / "b"), "--course", str(course)]) == 0
+    assert main(["release", str(tmp_path / "plain")]) == 0
+    mine, plain = bundle_texts(tmp_path / "b"), bundle_texts(tmp_path / "plain")
+    assert set(plain) - set(mine) == {"exercises/tests/test_task6_torch.py"} and set(mine) <= set(plain)
+    readme = mine["exercises/README.md"]
+    assert "| 1.4 | backward of @ | 10 |" in readme and "(96 in all)" in readme
+    assert "| 3.3 | `optim.py` |" not in readme and "| 6.1 |" not in readme and "| 6.2 |" not in readme
+    assert '-m "not (task3_3 or task6_1 or task6_2)"' in mine["exercises/pytest.ini"]
+    assert 'raise NotImplementedError("Task 3.3: Adam is not part of this course' in mine["exercises/optim.py"]
+    assert 'raise NotImplementedError("Task 6.1: fit_torch is not part of this course' in \
+        mine["exercises/torch_loop.py"]
+    changed = {name for name in mine if mine[name] != plain[name]}
+    assert changed == {"exercises/README.md", "exercises/pytest.ini", "exercises/optim.py", "exercises/torch_loop.py"}
+    assert not any(secret in text for text in mine.values())
 
 
 def test_the_cluster_examples_run_the_same_grade_all_command_per_shard_then_merge(tmp_path):
@@ -177,7 +222,7 @@ def test_torch_for_task_6_is_the_graders_cpu_build_from_the_cpu_index_alone(bund
         lines = [line for line in text.splitlines() if line and not line.startswith("#")]
         assert lines == ["--index-url https://download.pytorch.org/whl/cpu", f"torch=={version}"]
         assert "--extra-index-url" not in text
-    workflow = (bundle / ".github" / "workflows" / "autograde.yml").read_text()
+    workflow = (bundle / WORKFLOW).read_text()
     assert f'"torch=={torch_version()}" --index-url https://download.pytorch.org/whl/cpu' in workflow
 
 

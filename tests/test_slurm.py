@@ -29,6 +29,8 @@ from pathlib import Path
 import pytest
 from corpus import BY_NAME, make_submission
 
+from graders.course import course_file
+
 REPO = Path(__file__).resolve().parent.parent
 TASKS = "1.1,5.4"
 PROGRAMS = ("munged", "slurmctld", "slurmd", "sbatch", "scontrol", "scancel")
@@ -262,7 +264,7 @@ def edit_as_a_user(sbatch: Path) -> None:
         "#SBATCH --cpus-per-task=4\n": "#SBATCH --cpus-per-task=1\n",
         "#SBATCH --mem-per-cpu=3G\n": "",
         "# source ~/venvs/autograd-lab/bin/activate\n": f"source {activate}\n",
-        '--jobs "${SLURM_CPUS_PER_TASK:-1}"\n': f'--jobs "${{SLURM_CPUS_PER_TASK:-1}}" --tasks {TASKS}\n',
+        "  --course course.toml\n": f"  --course course.toml --tasks {TASKS}\n",
     }
     text = sbatch.read_text()
     for old, new in edits.items():
@@ -287,7 +289,9 @@ def test_the_slurm_array_example_grades_a_class_as_grade_all_does_on_one_machine
     `autograd-lab grade-all` writes for the same class on one machine?"""
     root = slurm.folder / "course"
     make_class(root)
-    slurm.run("autograd-lab", "grade-all", "submissions", "--out", "one-machine", "--tasks", TASKS, cwd=root)
+    (root / "course.toml").write_text(course_file.template("ab" * 32))  # beside submissions/, as the header says
+    slurm.run("autograd-lab", "grade-all", "submissions", "--out", "one-machine", "--tasks", TASKS, "--course",
+              "course.toml", cwd=root)
     slurm.run("autograd-lab", "examples", "cluster", cwd=root)
     sbatch = Path(shutil.copy(root / "cluster" / "slurm-array.sbatch", root))  # beside submissions/
     edit_as_a_user(sbatch)

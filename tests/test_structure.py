@@ -17,7 +17,7 @@ from graders.tasks import ORACLES, TASKS
 GRADERS = paths.HERE
 SUBPACKAGES = ("submission", "isolation", "judge", "worker", "results", "classgrade", "course", "integrations")
 TOP_LEVEL = {"__init__", "__main__", "cli", "cli_class", "cli_options", "pipeline", "tasks", "messages", "paths",
-             "lesson", "files", "entry"}
+             "lesson", "files", "entry", "keys"}
 
 
 def module_name(path: Path) -> str:
@@ -99,10 +99,11 @@ LAYERS = (
      "The untrusted side: copied into the sandbox alone, it runs student code in its own process, so it imports "
      "nothing of graders outside itself, and the judge takes from it only its wire format (protocol.py)."),
     ("base", ("graders", "graders.entry", "graders.paths", "graders.files", "graders.messages", "graders.tasks",
-              "graders.lesson", "graders.cli_options"),
+              "graders.lesson", "graders.cli_options", "graders.keys"),
      "What every layer above may use and that knows nothing of grading: the guard against a graders/ in the working "
-     "folder, where the files are, writing a file whole, every sentence, the task table, the lesson's numbers, and "
-     "the checked values of the options that the command line and the pytest plugin share."),
+     "folder, where the files are, writing a file whole, every sentence, the task table, the lesson's numbers, "
+     "the checked values of the options that the command line and the pytest plugin share, and each student's key "
+     "derived from the course's secret."),
     ("submission", ("graders.submission.*",),
      "A submission as files: how it is taken in (found, hashed, unpacked) and laid out in a scratch folder as the "
      "workers' packages; the isolation above builds its sandboxes from that layout."),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
+from datetime import datetime, timezone
 
 import nbformat
 from hypothesis import HealthCheck, given, settings
@@ -79,8 +80,9 @@ def test_every_view_parses_whatever_the_message_holds(message, straight):
         assert not any(line.lstrip(" ").startswith(fence) for line in test["output"].splitlines())
     assert sum(line.startswith("## ") for line in markdown.splitlines()) == 1
 
-    runner = classroom.decode(classroom.runner_result(result))  # GitHub Classroom: base64 of JSON
-    assert [t["message"] for t in runner["tests"]][1:] == [t["output"] for t in loaded["tests"][1:]]
+    who = classroom.identity({"OWNER": "alice", "CLASSROOM": "c", "ASSIGNMENT": "a", "SUBMISSION_TAG": "submit/x"})
+    runner = json.loads(_written(scorecard.dumps(classroom.result_v1(result, who, datetime.now(timezone.utc)))))
+    assert [t["output"] for t in runner["tests"]][1:] == [t["output"] for t in loaded["tests"][1:]]
 
     notebook = new_notebook(cells=[new_code_cell("", metadata={"nbgrader": {"grade_id": f"task_{task}"}})
                                    for task in ("1_1", "1_4", "2_1")])

@@ -84,10 +84,11 @@ def _adjusted(value: float, adjustment: Adjustment, most: float | None) -> float
     return max(0.0, new if most is None else min(most, new))
 
 
-def apply(records: list[Record], adjustments: list[Adjustment]) -> list[Record]:
-    """``records`` with their adjustments applied, in the file's order: a task's points within 0 and its most, the
-    total the sum of the tasks' then its own adjustments (at least 0), and the adjustments named in the status.
-    Records without one come back as they were."""
+def apply(records: list[Record], adjustments: list[Adjustment], points: dict[str, int] | None = None) -> list[Record]:
+    """``records`` with their adjustments applied, in the file's order: a task's points within 0 and its most (its
+    points in ``points``, the course's; the task table's without), the total the sum of the tasks' then its own
+    adjustments (at least 0), and the adjustments named in the status. Records without one come back as they
+    were."""
     mine: dict[str, list[Adjustment]] = {}
     for adjustment in adjustments:
         mine.setdefault(adjustment.student, []).append(adjustment)
@@ -100,8 +101,9 @@ def apply(records: list[Record], adjustments: list[Adjustment]) -> list[Record]:
         scores = dict(record.scores)
         for adjustment in own:
             if adjustment.task != TOTAL:
-                scores[adjustment.task] = _adjusted(scores.get(adjustment.task, 0.0), adjustment,
-                                                    float(BY_ID[adjustment.task].points))
+                most = points[adjustment.task] if points and adjustment.task in points \
+                    else BY_ID[adjustment.task].points
+                scores[adjustment.task] = _adjusted(scores.get(adjustment.task, 0.0), adjustment, float(most))
         total = sum(scores.values()) if any(a.task != TOTAL for a in own) else record.total
         for adjustment in own:
             if adjustment.task == TOTAL:

@@ -35,6 +35,7 @@ from graders.classgrade import gradebook, report
 from graders.classgrade.gradebook import Record
 from graders.classgrade.pool import DEFAULT_TIMEOUT, run_pool
 from graders.classgrade.progress import Progress
+from graders.course import course_file
 from graders.isolation import sandbox
 from graders.paths import graders_fingerprint
 from graders.results import outputs, pictures
@@ -47,18 +48,34 @@ STALE = ("results.json", "scorecard.md", pictures.LOSS_PNG)
 
 @dataclass(frozen=True)
 class Settings:
-    """What grading depends on besides the submission: a change of any of them grades everyone again."""
+    """What grading depends on besides the submission: a change of any of them grades everyone again. ``course``:
+    the course file's (its tasks, points and secret: each student's key is derived from it); ``key``: one key for
+    every student, where the course has no secret (the command line refuses it: a class graded so shares its
+    inputs)."""
 
     key: int | None = None
     tasks: tuple[str, ...] | None = None
     isolation: str = "auto"
+    course: course_file.Course = course_file.DEFAULT
 
     def fingerprint(self) -> str:
-        """A digest of the settings, the package's version and the graders' code: a submission whose record holds
-        another is graded again."""
+        """A digest of what decides a verdict: the settings, the course's tasks, points and secret (its commitment,
+        never the secret), the package's version and the graders' code (graders.paths.graders_fingerprint: not
+        their wording). A submission whose record holds another is graded again; the late policy, the due dates
+        and the messages' wording are not in it."""
         text = json.dumps({"key": self.key, "tasks": self.tasks, "isolation": self.isolation,
-                           "version": __version__, "graders": graders_fingerprint()}, sort_keys=True)
+                           "course": self.course.verdict(), "version": __version__,
+                           "graders": graders_fingerprint()}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
+
+    def task_ids(self) -> tuple[str, ...]:
+        """The gradebook's task columns: the course's tasks (those of ``tasks`` only, when given)."""
+        return tuple(course_file.grading(self.course, None, tasks=self.tasks)["tasks"])
+
+    def job(self, student: str) -> dict:
+        """The key, tasks, points and isolation of ``student``'s grade (a judge's job)."""
+        return {**course_file.grading(self.course, student, key=self.key, tasks=self.tasks),
+                "isolation": self.isolation}
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -115,8 +132,10 @@ def grade_all(submissions_dir: Path, out: Path, *, jobs: int | None = None, shar
         raise ValueError(msg.BATCH_EMPTY.format(folder=submissions_dir))
     mine = shard(everyone, *shard_of) if shard_of else everyone
     fingerprint = settings.fingerprint()
-    task_ids = gradebook.task_ids_of(settings.tasks)
+    task_ids = settings.task_ids()
     found = read_adjustments(out, adjustments, task_ids, {s.student for s in everyone})  # before any grading
+    late = Late(settings.course, {s.student for s in everyone})  # its times read (and refused) before any grading
+    points = {t: settings.course.points(t) for t in task_ids}
     out.mkdir(parents=True, exist_ok=True)
     gradebook.migrate(out)  # a gradebook of the older layout: its students' folders go under students/
     students = out / gradebook.STUDENTS
@@ -143,10 +162,8 @@ def grade_all(submissions_dir: Path, out: Path, *, jobs: int | None = None, shar
                 keep_code(submission, folder)
         else:
             todo.append({"student": submission.student, "path": str(submission.path.resolve()),
-                         "out": str(folder.resolve()), "hash": digest, "key": settings.key,
-                         "tasks": list(settings.tasks) if settings.tasks else None,
-                         "isolation": settings.isolation})
-    gradebook.write_csv(out / gradebook.CSV_NAME, adjust.apply(list(records.values()), found), task_ids)
+                         "out": str(folder.resolve()), "hash": digest, **settings.job(submission.student)})
+    gradebook.write_csv(out / gradebook.CSV_NAME, late.adjusted(list(records.values()), found, points), task_ids)
     judges = min(jobs, len(todo))
     if progress is not None:
         part = msg.BATCH_START_SHARD.format(index=shard_of[0], count=shard_of[1], total=len(everyone)) \
@@ -175,7 +192,7 @@ def grade_all(submissions_dir: Path, out: Path, *, jobs: int | None = None, shar
                 summary.notes.append(note)
         gradebook.save_record(folder, record)
         records[record.student] = record
-        gradebook.write_csv(out / gradebook.CSV_NAME, adjust.apply(list(records.values()), found), task_ids)
+        gradebook.write_csv(out / gradebook.CSV_NAME, late.adjusted(list(records.values()), found, points), task_ids)
         meter.done(record)
 
     for student, reason, digest in refused:  # nothing a judge could grade: the row says why, as a judge's would
@@ -184,9 +201,10 @@ def grade_all(submissions_dir: Path, out: Path, *, jobs: int | None = None, shar
     if todo:
         (out / LOGS).mkdir(exist_ok=True)
         run_pool(todo, judges, timeout, out / LOGS, finish)
-    summary.records = adjust.apply(sorted(records.values(), key=lambda r: r.student), found)
-    show_adjustments(out, summary.records, found)
-    summary.notes += class_views(out, summary.records, task_ids)
+    ordered = sorted(records.values(), key=lambda r: r.student)
+    summary.records = late.adjusted(ordered, found, points)
+    show_adjustments(out, summary.records, found + late.penalties(ordered, found, points))
+    summary.notes += late.notes(records.values()) + class_views(out, summary.records, task_ids, points)
     summary.seconds = time.monotonic() - start
     return summary
 
@@ -220,18 +238,70 @@ def read_adjustments(out: Path, given: Path | None, task_ids: tuple[str, ...], s
     return adjust.read(path, task_ids, students)
 
 
-def merge(folders: list[Path], out: Path, given: Path | None = None) -> tuple[tuple[str, ...], list[Record]]:
-    """gradebook.merge with the merged class's adjustments: read (and refused, with their line) before anything is
-    written, applied to grades.csv, and shown in each adjusted student's scorecard."""
-    found = []
+def merge(folders: list[Path], out: Path, given: Path | None = None,
+          course: course_file.Course = course_file.DEFAULT) -> tuple[tuple[str, ...], list[Record]]:
+    """gradebook.merge with the merged class's adjustments and the course's late penalties: read (and refused, with
+    their line) before anything is written, applied to grades.csv, and shown in each adjusted student's scorecard.
+    ValueError where the shards' columns are not the course's tasks."""
+    found, shown = [], []
 
     def prepare(task_ids: tuple[str, ...], records: list[Record]) -> list[Record]:
+        check_columns(folders[0], task_ids, course)
         found.extend(read_adjustments(out, given, task_ids, {r.student for r in records}))
-        return adjust.apply(records, found)
+        late, points = Late(course, {r.student for r in records}), {t: course.points(t) for t in task_ids}
+        shown.extend(found + late.penalties(records, found, points))
+        return late.adjusted(records, found, points)
 
-    task_ids, records = gradebook.merge(folders, out, prepare, check=report.check_result)
-    show_adjustments(Path(out), records, found)
+    task_ids, records = gradebook.merge(folders, out, prepare, check=report.check_result, points=course.points_by_task)
+    show_adjustments(Path(out), records, shown)
     return task_ids, records
+
+
+def check_columns(folder: Path, task_ids: tuple[str, ...], course: course_file.Course) -> None:
+    """ValueError where a gradebook's task columns are not those of the course file given (a gradebook graded with
+    another course, or a course file forgotten)."""
+    if course.path is not None and any(t not in course.points_by_task for t in task_ids):
+        raise ValueError(msg.COURSE_COLUMNS.format(folder=folder, got=", ".join(task_ids), course=course.path,
+                                                   expected=", ".join(course.tasks)))
+
+
+class Late:
+    """The course's late penalties for a class: each student's submission time from the course's times file (read
+    once, refused with its line before anything is graded), turned into an adjustment of their total on every run,
+    after the instructor's own (graders.classgrade.adjustments), so that changing the policy grades nobody again."""
+
+    def __init__(self, course: course_file.Course, students: set[str]):
+        self.course, self.students = course, students
+        self.times = course_file.read_times(course.times, course.path) if course.times is not None else None
+
+    def penalties(self, records: list[Record], found: list, points: dict[str, int]) -> list:
+        """The late penalties of ``records`` (graded ones with a time past their due date), as adjustments of their
+        totals after ``found``."""
+        if self.times is None or (self.course.due is None and not self.course.extensions):
+            return []
+        late = []
+        for record in adjust.apply([r for r in records if r.graded], found, points):
+            penalty = self.course.penalty(course_file.submitted_at(self.times, record.student), [record.student])
+            if penalty is not None:
+                late.append(adjust.Adjustment(record.student, adjust.TOTAL,
+                                              -round(record.total * penalty.percent / 100, 2), False,
+                                              penalty.text(self.course)))
+        return late
+
+    def adjusted(self, records: list[Record], found: list, points: dict[str, int]) -> list[Record]:
+        """``records`` with the instructor's adjustments, then the late penalties."""
+        return adjust.apply(records, found + self.penalties(records, found, points), points)
+
+    def notes(self, records) -> list[str]:
+        """What the instructor must hear: a due date without submission times, students without a time."""
+        if self.course.due is None and not self.course.extensions:
+            return []
+        if self.times is None:
+            return [msg.LATE_NO_TIMES_FILE]
+        missing = sorted(r.student for r in records if r.graded
+                         and course_file.submitted_at(self.times, r.student) is None)
+        return [msg.LATE_NO_TIME.format(count=len(missing), path=self.course.times, names=", ".join(missing))] \
+            if missing else []
 
 
 def show_adjustments(out: Path, records: list[Record], found: list) -> None:
@@ -253,11 +323,12 @@ def show_adjustments(out: Path, records: list[Record], found: list) -> None:
         gradebook.atomic_write(card, text)
 
 
-def class_views(out: Path, records: list[Record], task_ids: tuple[str, ...]) -> list[str]:
+def class_views(out: Path, records: list[Record], task_ids: tuple[str, ...],
+                points: dict[str, int] | None = None) -> list[str]:
     """The class report (graders.classgrade.report) as class.md and class.html, with its pictures (a histogram of
     totals, the share with full points per task) as PNG files beside class.md and inline in class.html; notes for
-    the user."""
-    data = report.build(out, records, task_ids)
+    the user. ``points``: each task's points in the course (None: the task table's)."""
+    data = report.build(out, records, task_ids, points)
     drawn: dict[str, tuple[str, bytes]] = {}  # file name -> (title, PNG)
     if pictures.available():
         rates = {s.task: s.full / s.graded if s.graded else 0.0 for s in data.tasks}

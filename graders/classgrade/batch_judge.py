@@ -3,7 +3,9 @@
     python -m graders.classgrade.batch_judge
 
 It reads one job per line on stdin (JSON: student, path, out, key, tasks,
-isolation), grades it exactly as ``autograd-lab grade`` does, writes the
+isolation, and the course's points and what the scorecard says of the key:
+graders.course.course_file.grading), grades it exactly as ``autograd-lab grade``
+does, writes the
 student's files into ``out`` (results.json, scorecard.md, loss.png) and answers
 one JSON line on stdout: the status, the points per task and the total. What
 grading itself prints goes to stderr (the pool's log), never into the answers.
@@ -49,7 +51,8 @@ def grade_job(job: dict, *, warn=None, laid_out=None) -> dict:
     try:
         graded = pipeline.grade_submission(Path(job["path"]), name=job["student"], key=job.get("key"),
                                            tasks=tuple(job["tasks"]) if job.get("tasks") else None,
-                                           isolation=job.get("isolation", "auto"), laid_out=laid_out)
+                                           isolation=job.get("isolation", "auto"), laid_out=laid_out,
+                                           points=job.get("points"), key_shown=job.get("key_shown"))
     except layout.SubmissionError as error:
         # The row names the student: the path or the name is left out.
         reason = str(error)

@@ -208,10 +208,10 @@ def write_csv(path: Path, records: list[Record], task_ids: tuple[str, ...]) -> N
     atomic_write(path, render_csv(records, task_ids))
 
 
-def read_csv(path: Path) -> tuple[tuple[str, ...], list[Record]]:
+def read_csv(path: Path, points: dict[str, float] | None = None) -> tuple[tuple[str, ...], list[Record]]:
     """The task ids (the columns between student and total) and the rows of a grades.csv, as records. ValueError
     naming the file and the line for a header that is not grades.csv's, or a row whose student is no folder's name
-    or whose values are not numbers within their task's points."""
+    or whose values are not numbers within their task's points (``points``: the course's, else the task table's)."""
     try:
         with open(path, newline="", encoding="utf-8", errors="surrogateescape") as f:
             rows = list(csv.reader(f))
@@ -237,7 +237,7 @@ def read_csv(path: Path) -> tuple[tuple[str, ...], list[Record]]:
         if problem is not None:
             raise ValueError(msg.MERGE_BAD_ROW.format(path=path, line=line, problem=msg.MERGE_BAD_NAME.format(
                 name=safe(student)[:80], problem=problem)))
-        scores = {t: _value(path, line, t, cells[t], BY_ID[t].points) for t in task_ids if cells[t] != ""}
+        scores = {t: _value(path, line, t, cells[t], _most(t, points)) for t in task_ids if cells[t] != ""}
         records.append(Record(student, _uncell(cells["status"]), _value(path, line, "total", cells["total"] or "0"),
                               scores, _value(path, line, "seconds", cells["seconds"] or "0")))
     return task_ids, records
@@ -256,12 +256,13 @@ def _value(path: Path, line: int, column: str, text: str, most: float | None = N
     return value
 
 
-def load_class(folder: Path, *, strict: bool = False) -> tuple[tuple[str, ...], list[Record]]:
+def load_class(folder: Path, *, strict: bool = False,
+               points: dict[str, float] | None = None) -> tuple[tuple[str, ...], list[Record]]:
     """The task ids and records of the gradebook grade-all wrote to ``folder``: each row of grades.csv, as the judge
     gave it where the student's grading.json kept it (grades.csv shows the adjustments of its run, which a reader
     applies again from the class's file: graders.classgrade.adjustments). ``strict`` (a shard to merge): a
     grading.json that is not a record of that row's student is refused, naming the file, rather than passed over."""
-    task_ids, rows = read_csv(Path(folder) / CSV_NAME)
+    task_ids, rows = read_csv(Path(folder) / CSV_NAME, points)
     records = []
     for row in rows:
         home = student_dir(folder, row.student)
@@ -277,20 +278,27 @@ def load_class(folder: Path, *, strict: bool = False) -> tuple[tuple[str, ...], 
                     student=safe(record.student)[:80], row=safe(row.student)[:80])))
             record = None
         if strict and record is not None:
-            _check_scores(home / RECORD, record, task_ids)
+            _check_scores(home / RECORD, record, task_ids, points)
         records.append(record if record is not None else row)
     return task_ids, records
 
 
-def _check_scores(path: Path, record: Record, task_ids: tuple[str, ...]) -> None:
-    """A record's points: each a task of the gradebook, within its points; ValueError naming the file."""
-    for task, points in record.scores.items():
-        if task not in task_ids or not 0 <= points <= BY_ID[task].points:
+def _check_scores(path: Path, record: Record, task_ids: tuple[str, ...],
+                  points: dict[str, float] | None = None) -> None:
+    """A record's points: each a task of the gradebook, within its points (``points``: the course's, else the task
+    table's); ValueError naming the file."""
+    for task, score in record.scores.items():
+        if task not in task_ids or not 0 <= score <= _most(task, points):
             raise ValueError(msg.MERGE_BAD_FILE.format(path=path, problem=msg.MERGE_RECORD_SCORE.format(
-                task=safe(task)[:20], points=points)))
+                task=safe(task)[:20], points=score)))
     if record.total < 0 or record.seconds < 0:
         raise ValueError(msg.MERGE_BAD_FILE.format(path=path, problem=msg.MERGE_RECORD_TYPE.format(
             field="total", got="a negative number")))
+
+
+def _most(task: str, points: dict[str, float] | None) -> float:
+    """The most points ``task`` can score: the course's where ``points`` gives them, else the task table's."""
+    return points[task] if points is not None and task in points else BY_ID[task].points
 
 
 def _regular(path: Path) -> bool:
@@ -306,7 +314,8 @@ def task_ids_of(selected: tuple[str, ...] | None) -> tuple[str, ...]:
     return tuple(t.id for t in TASKS if selected is None or t.id in selected)
 
 
-def merge(folders: list[Path], out: Path, prepare=None, check=None) -> tuple[tuple[str, ...], list[Record]]:
+def merge(folders: list[Path], out: Path, prepare=None, check=None,
+          points: dict[str, float] | None = None) -> tuple[tuple[str, ...], list[Record]]:
     """Combine the gradebooks of ``folders`` (shards' OUT_DIRs) into ``out``: grades.csv and the students' folders.
     ``prepare(task_ids, records)``, when given, makes the records grades.csv shows (the class's adjustments), and
     is called before anything is written, so that its ValueError leaves ``out`` as it was. ``check(path)``, when
@@ -323,7 +332,7 @@ def merge(folders: list[Path], out: Path, prepare=None, check=None) -> tuple[tup
         path = folder / CSV_NAME
         if not _regular(path):
             raise ValueError(msg.MERGE_NO_CSV.format(folder=folder))
-        ids, rows = load_class(folder, strict=True)
+        ids, rows = load_class(folder, strict=True, points=points)
         if task_ids is None:
             task_ids, first = ids, path
         elif ids != task_ids:

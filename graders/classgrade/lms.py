@@ -160,11 +160,13 @@ def match(roster: Roster, records: list[Record], column: str) -> tuple[list[Pair
 
 
 def export(lms: str, roster: Roster, records: list[Record], task_ids: tuple[str, ...], *, column: str,
-           match_column: str, id_column: str | None = None, missing: str = MISSING_SKIP) -> Export:
+           match_column: str, id_column: str | None = None, missing: str = MISSING_SKIP,
+           points: dict[str, int] | None = None) -> Export:
     """The import file of ``lms`` for ``records`` (adjusted), one row per roster student with a submission (and,
-    with ``missing`` "zero", one with 0 for each without)."""
+    with ``missing`` "zero", one with 0 for each without); ``points``: each task's in the course (None: the task
+    table's)."""
     pairs, not_on_roster = match(roster, records, match_column)
-    most = sum(BY_ID[t].points for t in task_ids)
+    most = sum(points[t] if points and t in points else BY_ID[t].points for t in task_ids)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
     if lms == CANVAS:
@@ -207,24 +209,28 @@ def notes(result: Export, missing: str) -> list[str]:
 
 
 def write(out: Path, lms: str, roster_path: Path, *, column: str, match_column: str, id_column: str | None = None,
-          missing: str = MISSING_SKIP, adjustments: Path | None = None, to: Path | None = None) -> tuple[Path, Export]:
+          missing: str = MISSING_SKIP, adjustments: Path | None = None, to: Path | None = None,
+          course=None) -> tuple[Path, Export]:
     """Write the import file of ``lms`` for the gradebook in ``out`` (grade-all's or merge's OUT_DIR), its totals
-    adjusted as grades.csv's are: to ``to``, else OUT_DIR/<lms>-import.csv. Everything is read and checked before
-    the file is written."""
-    from graders.classgrade import adjustments as adjust
-    from graders.classgrade.batch import read_adjustments
+    adjusted as grades.csv's are (the instructor's adjustments, then the late penalties of ``course``, a course
+    file's: graders.course.course_file): to ``to``, else OUT_DIR/<lms>-import.csv. Everything is read and checked
+    before the file is written."""
+    from graders.classgrade.batch import Late, check_columns, read_adjustments
     from graders.classgrade.gradebook import CSV_NAME, load_class
+    from graders.course import course_file
     from graders.files import atomic_write
 
-    out = Path(out)
+    out, course = Path(out), course or course_file.DEFAULT
     if not (out / CSV_NAME).is_file():
         raise ValueError(msg.MERGE_NO_CSV.format(folder=out))
     if not Path(roster_path).is_file():
         raise ValueError(msg.LMS_ROSTER_MISSING.format(path=roster_path))
-    task_ids, records = load_class(out)
-    records = adjust.apply(records, read_adjustments(out, adjustments, task_ids, {r.student for r in records}))
+    task_ids, records = load_class(out, points=course.points_by_task)
+    check_columns(out, task_ids, course)
+    students, points = {r.student for r in records}, {t: course.points(t) for t in task_ids}
+    records = Late(course, students).adjusted(records, read_adjustments(out, adjustments, task_ids, students), points)
     result = export(lms, read_roster(roster_path, lms), records, task_ids, column=column, match_column=match_column,
-                    id_column=id_column, missing=missing)
+                    id_column=id_column, missing=missing, points=points)
     path = Path(to) if to is not None else out / f"{lms}-import.csv"
     atomic_write(path, result.text)
     return path, result

@@ -150,17 +150,22 @@ def _reading(test: dict) -> mistakes.Reading:
     return mistakes.read(output if isinstance(output, str) else "")
 
 
-def build(out: Path, records: list[Record], task_ids: tuple[str, ...], *, compare: bool = True) -> ClassReport:
+def build(out: Path, records: list[Record], task_ids: tuple[str, ...], course_points: dict[str, int] | None = None,
+          *, compare: bool = True) -> ClassReport:
     """The report of the class whose records are ``records``, each student's results.json read from ``out`` (and,
-    with ``compare``, their code kept in code/ compared for similarity)."""
+    with ``compare``, their code kept in code/ compared for similarity); ``course_points``: each task's points in the
+    course (None: the task table's)."""
+    def most(task: str) -> int:
+        return course_points[task] if course_points and task in course_points else BY_ID[task].points
+
     graded = [r for r in records if r.graded]
-    summaries = {t: TaskSummary(t) for t in task_ids if BY_ID[t].points > 0}
+    summaries = {t: TaskSummary(t) for t in task_ids if most(t) > 0}
     failures: list[ImportFailure] = []
     for record in graded:
         tests = {str(t.get("number")): t for t in _tests(out, record.student)}
         mine: dict[str, ImportFailure] = {}
         for task, summary in summaries.items():
-            points, score = BY_ID[task].points, record.scores.get(task, 0.0)
+            points, score = most(task), record.scores.get(task, 0.0)
             summary.graded += 1
             if score >= points:
                 summary.full += 1
@@ -191,7 +196,7 @@ def build(out: Path, records: list[Record], task_ids: tuple[str, ...], *, compar
                     reason = msg.CLASS_REPORT_WAITED.format(reason=reason)
                 summary.unrecognised.setdefault(reason, []).append(record.student)
         failures += mine.values()
-    max_score = sum(BY_ID[t].points for t in task_ids)
+    max_score = sum(most(t) for t in task_ids)
     report = ClassReport(len(records), graded, [r for r in records if not r.graded], list(summaries.values()),
                          max_score, failures)
     if compare:

@@ -25,7 +25,7 @@ and its docstring gives the math. Replace the `raise` line with your code. This 
 worked examples, and one cell per task that loads your files afresh and runs a short *visible check*.
 When your work is graded, each of those cells also runs the grader on your `.py` files: the grader
 compares your gradients with PyTorch's over many random inputs, and its message for the task appears
-under the cell. The points are in each cell's heading; 100 in all.
+under the cell. The points are in each cell's heading; {total} in all.
 
 Use numpy and the standard library only (torch only in `torch_loop.py`), and keep everything float64.
 `nn.py` and `make_sine_data` are given complete. Do not delete or edit the task cells: they are put back

@@ -11,6 +11,7 @@ README's "Grading with nbgrader" walks an instructor through the rest.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from graders import messages, paths
+from graders.course import course_file
 from graders.course.cell_source import body_of
 from graders.course.nbgrader_lesson import INTRO, OUTRO, PARTS, SETUP, task_heading
 from graders.course.visible_checks import visible_part
@@ -63,8 +65,10 @@ c.FileNameCollectorPlugin.valid_ext = [".ipynb", ".py"]
 # ran, before SaveAutoGrades records them. The rest is nbgrader's own list, in its order.
 c.Autograde.autograde_preprocessors = {preprocessors}
 
-# The grading key (`autograd-lab grade --key`): the same for the whole class; None draws the fixed examples.
-c.JudgeGrades.key = None
+# The course file: the tasks, their points and the secret each student's grading key is derived from (an
+# HMAC of it and the nbgrader student id, so no two students share their inputs). Keep it private; a cell's
+# points are its task's points there (an edit of a cell's points in the source notebook is honoured, scaled).
+c.JudgeGrades.course = {course!r}
 
 # `nbgrader autograde` starts the judge as it reads this file, so that the judge's own start goes on while
 # nbgrader gets the first notebook ready; any other nbgrader command starts none here.
@@ -89,9 +93,10 @@ c.Execute.extra_arguments = ["--IPKernelApp.exec_lines=import warnings; warnings
 '''
 
 
-def config_text(assignment: str, files: list[str]) -> str:
-    """The text of ``nbgrader_config.py`` for a course whose assignment holds ``files``."""
-    return CONFIG.format(assignment=assignment, files=sorted(files), cell_timeout=CELL_TIMEOUT,
+def config_text(assignment: str, files: list[str], course: Path | str) -> str:
+    """The text of ``nbgrader_config.py`` for a course whose assignment holds ``files``, graded in the course of the
+    course file ``course``."""
+    return CONFIG.format(assignment=assignment, files=sorted(files), cell_timeout=CELL_TIMEOUT, course=str(course),
                          preprocessors="[\n    " + ",\n    ".join(map(repr, AUTOGRADE_PREPROCESSORS)) + ",\n]")
 
 
@@ -108,39 +113,56 @@ def graded_source(task_id: str) -> str:
     return visible_part(task_id)
 
 
-def notebook() -> nbformat.NotebookNode:
-    """The assignment's notebook (nbformat 4, nbgrader cell metadata schema 3), the same every time."""
-    cells = [new_markdown_cell(INTRO, id="intro"), _grade_cell(SETUP_ID, SETUP, 0)]
+def notebook(course: course_file.Course = course_file.DEFAULT) -> nbformat.NotebookNode:
+    """The assignment's notebook of ``course`` (nbformat 4, nbgrader cell metadata schema 3): a graded cell for each of
+    its tasks, worth its points there; the same every time."""
+    cells = [new_markdown_cell(INTRO.format(total=course.total), id="intro"), _grade_cell(SETUP_ID, SETUP, 0)]
     for part, (words, example) in PARTS.items():
         cells.append(new_markdown_cell(words, id=f"part-{part}"))
         if example is not None:
             cells.append(new_code_cell(body_of(example), id=f"example-{part}"))
         for task in TASKS:
-            if task.id.startswith(part + "."):
-                cells.append(new_markdown_cell(task_heading(task.id, task.title, task.points),
+            if task.id.startswith(part + ".") and task.id in course.points_by_task:
+                points = course.points(task.id)
+                cells.append(new_markdown_cell(task_heading(task.id, task.title, points),
                                                id=f"heading-{task.marker}"))
-                cells.append(_grade_cell(task.marker.replace("task", "task_"), graded_source(task.id),
-                                         task.points))
+                cells.append(_grade_cell(task.marker.replace("task", "task_"), graded_source(task.id), points))
     cells.append(new_markdown_cell(OUTRO, id="outro"))
     return new_notebook(cells=cells, metadata={"kernelspec": KERNEL, "language_info": {"name": "python"}})
 
 
-def build_course(course_dir: Path | str, assignment: str = DEFAULT_ASSIGNMENT, *, force: bool = False) -> list[Path]:
+COURSE_FILE = "autograd_lab_course.toml"  # the course file made in the course directory where none is given
+
+
+def build_course(course_dir: Path | str, assignment: str = DEFAULT_ASSIGNMENT, *, force: bool = False,
+                 course_path: Path | None = None) -> list[Path]:
     """Write the course; returns the files written. An ``nbgrader_config.py`` that differs from ours
-    is kept (FileExistsError) unless ``force``."""
+    is kept (FileExistsError) unless ``force``. The course file ``course_path`` decides the tasks and points and
+    holds the secret (CourseError for one that cannot be used, or has no secret); without one, the course directory's
+    own (COURSE_FILE) is used, made with a fresh secret the first time."""
     if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", assignment):
         raise ValueError(messages.COURSE_BAD_ASSIGNMENT.format(assignment=assignment))
-    course = Path(course_dir)
+    course_dir = Path(course_dir)
+    made = []
+    if course_path is None:
+        course_path = course_dir / COURSE_FILE
+        if not course_path.exists():
+            made = [course_file.init(course_path)]
+    course_path = Path(os.path.abspath(course_path))
+    course = course_file.load(course_path)
+    if not course.keyed:
+        raise course_file.CourseError(messages.COURSE_NO_SECRET.format(where=course_path,
+                                                                       env=course_file.SECRET_ENV))
     stubs = paths.given_modules()
-    config, config_path = config_text(assignment, list(stubs)), course / "nbgrader_config.py"
+    config, config_path = config_text(assignment, list(stubs), course_path), course_dir / "nbgrader_config.py"
     if config_path.exists() and config_path.read_text() != config and not force:
         raise FileExistsError(messages.COURSE_CONFIG_CHANGED.format(path=config_path))
-    source = course / "source" / assignment
+    source = course_dir / "source" / assignment
     source.mkdir(parents=True, exist_ok=True)
     config_path.write_text(config)
-    written = [config_path]
+    written = [*made, config_path]
     for name, text in stubs.items():
         (source / name).write_text(text)
         written.append(source / name)
-    nbformat.write(notebook(), source / f"{assignment}.ipynb")
+    nbformat.write(notebook(course), source / f"{assignment}.ipynb")
     return written + [source / f"{assignment}.ipynb"]

@@ -43,17 +43,19 @@ from pathlib import Path
 from jupyter_client.manager import AsyncKernelManager
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Int, Unicode
+from traitlets import Unicode
 from traitlets.config import Application
 
 from graders import messages as msg
 from graders.classgrade import pool
+from graders.course import course_file
 from graders.files import atomic_write
 from graders.results.plain import safe_result
 from graders.tasks import BY_ID, GRADE_DEADLINE
 
 RESOURCE = "autograd_lab"  # the key of the scorecard in nbgrader's resources
 STARTED = "autograd_lab_started"  # the key of the grade's start (time.monotonic()) in the resources
+COURSE = "autograd_lab_course"  # the key of the course file graded in, in the resources
 RESULTS_FILE = "autograd_lab_results.json"  # the scorecard beside the autograded notebook, for the class report
 SKIP = "skip-execution"  # nbclient's tag for a cell that Execute leaves alone (NotebookClient.skip_cells_with_tag)
 
@@ -92,12 +94,13 @@ class _Grading:
             self.judge = _starter.run(lambda: pool.Judge(0, None))
             self.started = True
 
-    def start(self, folder: Path, key: int | None, isolation: str) -> str:
-        """Give the judge ``folder`` and return once it has copied the files (or could not): the grade's token."""
+    def start(self, folder: Path, how: dict, isolation: str) -> str:
+        """Give the judge ``folder`` and return once it has copied the files (or could not): the grade's token.
+        ``how``: its key, tasks and points (graders.course.course_file.grading)."""
         if self.token is not None:  # the last grade's answer was never asked for: read it first, keep it
             _finished[self.token] = self.answer()
         token, self.folder = secrets.token_hex(8), folder.name
-        job = {"student": folder.name, "path": str(folder), "key": key, "isolation": isolation, "with_result": True,
+        job = {"student": folder.name, "path": str(folder), **how, "isolation": isolation, "with_result": True,
                "tell_laid_out": True}
         try:
             self._give(job)
@@ -245,10 +248,10 @@ def start_for_autograde() -> None:
             _grading.warm()
 
 
-def start_grading(folder: Path, key: int | None, isolation: str) -> dict:
-    """Start grading ``folder`` beside whatever runs next, and return once its files are copied: what goes into
-    the resources until ``judged`` has the scorecard."""
-    return {"grading": _grading.start(folder, key, isolation)}
+def start_grading(folder: Path, how: dict, isolation: str) -> dict:
+    """Start grading ``folder`` with the key, tasks and points ``how`` gives beside whatever runs next, and return
+    once its files are copied: what goes into the resources until ``judged`` has the scorecard."""
+    return {"grading": _grading.start(folder, how, isolation)}
 
 
 def judged(resources) -> dict | None:
@@ -267,10 +270,12 @@ def judged(resources) -> dict | None:
 
 
 class JudgeGrades(NbGraderPreprocessor):
-    """Before ``Execute``: grade the .py files beside the notebook with the judge, keep the scorecard."""
+    """Before ``Execute``: grade the .py files beside the notebook with the judge, in the course of the course file
+    ``course``, with the key of the nbgrader student; keep the scorecard. Without a course file that has a secret,
+    nothing is graded: every cell scores 0 and says why (the student stays in the gradebook)."""
 
-    key = Int(None, allow_none=True, help="the grading key (autograd-lab grade --key); None: derandomized"
-              ).tag(config=True)
+    course = Unicode("", help="the course file (autograd-lab course init FILE): the tasks, points and secret"
+                     ).tag(config=True)
     isolation = Unicode("auto", help="auto, bubblewrap or limits (autograd-lab grade --isolation)").tag(config=True)
 
     def __init__(self, **kwargs):
@@ -287,7 +292,18 @@ class JudgeGrades(NbGraderPreprocessor):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(folder / RESULTS_FILE)  # a link is removed, not followed
         resources[STARTED] = time.monotonic()
-        resources[RESOURCE] = start_grading(folder, self.key, self.isolation)
+        resources[COURSE] = self.course
+        student = resources.get("nbgrader", {}).get("student") or folder.parent.name
+        try:
+            how = course_file.grading(the_course(self.course), student)
+            if how["key"] is None:
+                raise course_file.CourseError(msg.COURSE_NO_SECRET.format(where=self.course,
+                                                                          env=course_file.SECRET_ENV))
+        except course_file.CourseError as error:
+            self.log.error(str(error))
+            resources[RESOURCE] = {"error": msg.NOTEBOOK_NOT_GRADED.format(folder=folder.name, why=error)}
+        else:
+            resources[RESOURCE] = start_grading(folder, how, self.isolation)
         # The graded cells' visible checks are for the student: their outputs would be replaced, so the kernel
         # does not run them (a second or two each, task 6.1's imports torch). JudgeScores takes the tag off.
         for cell in nb.cells:
@@ -299,12 +315,35 @@ class JudgeGrades(NbGraderPreprocessor):
         return nb, resources
 
 
+def the_course(path: str) -> course_file.Course:
+    """The course of the file ``path`` (read once per process for each file; CourseError, naming the line, for one
+    that cannot be used, or for no file at all)."""
+    if not path:
+        raise course_file.CourseError(msg.NOTEBOOK_NO_COURSE)
+    if path not in _courses:
+        _courses[path] = course_file.load(Path(path))
+    return _courses[path]
+
+
+_courses: dict[str, course_file.Course] = {}
+
+
+def cell_score(test: dict, cell_points: float) -> float:
+    """A task's score as its cell's: the same share of the cell's points as the judge's score is of the task's,
+    never more than the cell's (nbgrader refuses a score above a cell's points, and drops the student then)."""
+    most = float(test.get("max_score") or 0.0)
+    if most <= 0 or cell_points <= 0:
+        return 0.0
+    return round(min(max(float(test["score"]), 0.0), most) / most * cell_points, 2)
+
+
 class JudgeScores(NbGraderPreprocessor):
     """After ``Execute``: each graded cell's outputs become the judge's message and the task's points."""
 
     def preprocess(self, nb, resources):
-        """Give each graded cell the judge's message as its output and the task's points as its score, and take off the
-        tag JudgeGrades put on; without the judge's result every cell scores 0 and says why."""
+        """Give each graded cell the judge's message as its output and the task's score as its own (the same share of
+        the cell's points), and take off the tag JudgeGrades put on; without the judge's result every cell scores 0
+        and says why."""
         result = judged(resources)
         if result is None:  # JudgeGrades did not run: no score can be trusted
             result = {"error": msg.NOTEBOOK_NO_JUDGE}
@@ -321,12 +360,17 @@ class JudgeScores(NbGraderPreprocessor):
                 if tags:
                     cell.metadata["tags"] = tags
             test = tests.get(task_id)
+            cell_points = float(cell.metadata.get("nbgrader", {}).get("points") or 0.0)
             if "error" in result:
                 text, points = result["error"], 0.0
             elif test is None:
                 text, points = msg.NOTEBOOK_NO_SUCH_TASK.format(task=task_id), 0.0
             else:
-                text, points = test["output"], float(test["score"])
+                text, points = test["output"], cell_score(test, cell_points)
+                if float(test.get("max_score") or 0.0) not in (0.0, cell_points):
+                    self.log.warning(msg.NOTEBOOK_POINTS_DIFFER.format(
+                        cell=cell.metadata["nbgrader"].get("grade_id"), cell_points=cell_points, task=task_id,
+                        points=float(test["max_score"]), course=resources.get(COURSE, "")))
             cell.outputs = [
                 new_output("stream", name="stdout", text=msg.NOTEBOOK_JUDGED.format(text=text.rstrip("\n"))),
                 new_output("execute_result", data={"text/plain": repr(points)}, execution_count=cell.get(

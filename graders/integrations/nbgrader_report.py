@@ -17,11 +17,12 @@ from pathlib import Path
 from graders import messages as msg
 from graders.classgrade import batch, gradebook
 from graders.classgrade.gradebook import Record
+from graders.course import course_file
+from graders.integrations.nbgrader_course import COURSE_FILE
 from graders.integrations.nbgrader_judge import RESULTS_FILE
 from graders.isolation import work_files
 from graders.results.scorecard import dumps
 from graders.submission.intake import name_problem
-from graders.tasks import BY_ID
 
 MAX_BYTES = 4 << 20  # a scorecard is a few kB; a larger file is not one
 SECONDS = "autograd_lab_seconds"  # the grade's seconds, which JudgeScores adds to the scorecard it keeps
@@ -42,17 +43,18 @@ def _read(path: Path) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
-def _scores(result: dict) -> dict[str, float] | None:
-    """The points per task of a scorecard, or None where it is not one (no tests, or a score that is no number)."""
+def _scores(result: dict, course: course_file.Course) -> dict[str, float] | None:
+    """The points per task of a scorecard, each within its points in ``course``, or None where it is not one (no
+    tests, a task the course leaves out, or a score that is no number)."""
     tests = result.get("tests")
     if not isinstance(tests, list):
         return None
     scores = {}
     for test in tests:
         number, score = (test.get("number"), test.get("score")) if isinstance(test, dict) else (None, None)
-        if number not in BY_ID or isinstance(score, bool) or not isinstance(score, (int, float)):
+        if number not in course.points_by_task or isinstance(score, bool) or not isinstance(score, (int, float)):
             return None
-        scores[number] = min(max(float(score), 0.0), BY_ID[number].points)
+        scores[number] = min(max(float(score), 0.0), course.points(number))
     return scores
 
 
@@ -73,8 +75,10 @@ def _folders(parent: Path) -> set[str]:
     return set()
 
 
-def record_of(course: Path, assignment: str, student: str) -> tuple[Record, dict | None]:
-    """A student's record and scorecard: graded from their kept scorecard, else why not."""
+def record_of(course: Path, assignment: str, student: str,
+              graded_in: course_file.Course = course_file.DEFAULT) -> tuple[Record, dict | None]:
+    """A student's record and scorecard: graded from their kept scorecard (in the course ``graded_in``), else why
+    not."""
     submitted = (course / "submitted" / student / assignment).is_dir()
     autograded = course / "autograded" / student / assignment
     if not autograded.is_dir():
@@ -86,7 +90,7 @@ def record_of(course: Path, assignment: str, student: str) -> tuple[Record, dict
     if "error" in result:
         first = str(result["error"]).strip().splitlines()[0] if str(result["error"]).strip() else ""
         return Record(student, msg.BATCH_CRASHED.format(reason=first[:200])), None
-    scores = _scores(result)
+    scores = _scores(result, graded_in)
     if scores is None:
         return Record(student, msg.NB_REPORT_NO_RESULT.format(file=RESULTS_FILE)), None
     seconds = result.pop(SECONDS, 0.0)
@@ -94,19 +98,23 @@ def record_of(course: Path, assignment: str, student: str) -> tuple[Record, dict
     return Record(student, msg.BATCH_GRADED, sum(scores.values()), scores, seconds), result
 
 
-def report(course: Path, assignment: str, out: Path) -> tuple[list[Record], list[str]]:
-    """Write OUT's class report of ``assignment`` in ``course``: the records, and notes for the user."""
+def report(course: Path, assignment: str, out: Path, course_path: Path | None = None) -> tuple[list[Record], list[str]]:
+    """Write OUT's class report of ``assignment`` in ``course`` (graded in the course file ``course_path``, else the
+    course directory's own where it has one): the records, and notes for the user."""
     course, out = Path(course), Path(out)
     if not (course / "autograded").is_dir() and not (course / "submitted").is_dir():
         raise ValueError(msg.NB_REPORT_NO_COURSE.format(course=course))
+    if course_path is None and (course / COURSE_FILE).is_file():
+        course_path = course / COURSE_FILE
+    graded_in = course_file.load(course_path)
     students = sorted(_enrolled(course) | _folders(course / "submitted") | _folders(course / "autograded"))
-    task_ids = gradebook.task_ids_of(None)
+    task_ids = graded_in.tasks
     records = []
     out.mkdir(parents=True, exist_ok=True)
     for student in students:
-        record, result = record_of(course, assignment, student)
+        record, result = record_of(course, assignment, student, graded_in)
         records.append(record)
         if result is not None and name_problem(student) is None:  # a folder of its own, under OUT/students/
             gradebook.atomic_write(out / gradebook.STUDENTS / student / "results.json", dumps(result))
     gradebook.write_csv(out / "grades.csv", records, task_ids)
-    return records, batch.class_views(out, records, task_ids)
+    return records, batch.class_views(out, records, task_ids, graded_in.points_by_task)

@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -43,12 +43,13 @@ class TaskResult:
     seconds: float = 0.0
     examples: int = 0
     data: dict = field(default_factory=dict)
+    points: float | None = None  # the task's points in the course graded (None: the task table's)
 
     @property
     def max_score(self) -> float:
         """The points this task can earn here: none when it was skipped (6.2 without CUDA), so a machine without a GPU
         costs the student nothing."""
-        return 0.0 if self.status == SKIPPED else float(self.task.points)
+        return 0.0 if self.status == SKIPPED else float(self.task.points if self.points is None else self.points)
 
 
 @dataclass
@@ -61,6 +62,7 @@ class Report:
     isolation: str
     key: int | None
     versions: dict = field(default_factory=dict)
+    key_shown: str | None = None  # what the scorecard says of the key, where not the key itself
 
     @property
     def score(self) -> float:
@@ -108,10 +110,21 @@ def import_torch_beside(tasks: list[Task], key: int | None) -> threading.Thread 
     return thread
 
 
+def in_course(score: float, status: str, task: Task, points: float | None) -> float:
+    """A score of ``task`` in the task table's points as the course's ``points`` (None: the table's): the same share
+    of them, to a hundredth; for a task the table gives none (6.2), all of them when it passed."""
+    if points is None or points == task.points:
+        return score
+    if task.points == 0:
+        return float(points) if status == PASSED else 0.0
+    return round(score * points / task.points, 2)
+
+
 def run_task(task: Task, check, worker: Worker, lay: layout.Layout, key: int | None,
-             deadline: tuple[float, float] | None = None) -> TaskResult:
+             deadline: tuple[float, float] | None = None, points: float | None = None) -> TaskResult:
     """One task's result from its ``check``; ``deadline`` is (time.monotonic() at which the grade stops, its
-    seconds)."""
+    seconds); ``points``: the task's points in the course graded (None: the table's). The check decides in the table's
+    points, and the score is their share of the course's."""
     ctx = Context(task=task, worker=worker, missing=lay.missing, not_regular=lay.not_regular, key=key)
     if deadline is not None:
         ctx.deadline, ctx.deadline_seconds = deadline
@@ -129,8 +142,9 @@ def run_task(task: Task, check, worker: Worker, lay: layout.Layout, key: int | N
     except CheckFailed as error:
         status, score, text = FAILED, 0.0, str(error)
         if ctx.earned is not None:
-            score, what = ctx.earned
-            text = messages.lines(text, messages.PARTIAL_CREDIT.format(score=score, points=task.points, what=what))
+            score, what = in_course(ctx.earned[0], FAILED, task, points), ctx.earned[1]
+            text = messages.lines(text, messages.PARTIAL_CREDIT.format(
+                score=score, points=task.points if points is None else points, what=what))
     except Skip as error:
         status, score, text = SKIPPED, 0.0, str(error)
     except Exception as error:  # noqa: BLE001 - a bug of ours must not hide the other tasks
@@ -142,14 +156,20 @@ def run_task(task: Task, check, worker: Worker, lay: layout.Layout, key: int | N
               file=sys.stderr, flush=True)
     finally:
         ctx.end()
-    return TaskResult(task, status, score, text, time.perf_counter() - start, ctx.examples, ctx.data)
+    if status == PASSED:
+        score = in_course(score, status, task, points)
+    return TaskResult(task, status, score, text, time.perf_counter() - start, ctx.examples, ctx.data, points)
 
 
 def grade(submission: Path, *, key: int | None = None, task_ids: tuple[str, ...] | None = None,
           scratch: Path | None = None, isolation: str = "auto", deadline: float | None = GRADE_DEADLINE,
-          laid_out: Callable[[], None] | None = None,
-          finished: Callable[[TaskResult], None] | None = None) -> Report:
+          laid_out: Callable[[], None] | None = None, finished: Callable[[TaskResult], None] | None = None,
+          points: Mapping[str, float] | None = None, key_shown: str | None = None) -> Report:
     """Grade ``submission``; raises layout.SubmissionError when there is nothing to grade.
+
+    ``points``: each task's points in the course graded (a course file's; None: the task table's). ``key_shown``:
+    what the scorecard says of the key instead of the key itself (a key derived from the course's secret is never
+    shown to its student: graders.keys.tag).
 
     ``isolation`` is "auto" (bubblewrap where it works), "bubblewrap" or "limits". ``deadline`` bounds the whole
     grade in seconds (None: no bound): a request never waits past it, and the tasks still to run then fail.
@@ -178,7 +198,8 @@ def grade(submission: Path, *, key: int | None = None, task_ids: tuple[str, ...]
             results = []
             for task in tasks:
                 with profiled.task(task.id):
-                    results.append(run_task(task, table[task.id], worker, lay, key, stop))
+                    results.append(run_task(task, table[task.id], worker, lay, key, stop,
+                                            None if points is None else points.get(task.id)))
                 if finished is not None:
                     finished(results[-1])
             if importing is not None:
@@ -186,4 +207,5 @@ def grade(submission: Path, *, key: int | None = None, task_ids: tuple[str, ...]
     finally:
         lay.cleanup()
     profiled.write()
-    return Report(str(submission), results, time.perf_counter() - start, chosen.describe(), key, versions())
+    return Report(str(submission), results, time.perf_counter() - start, chosen.describe(), key, versions(),
+                  key_shown)

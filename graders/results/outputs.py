@@ -1,4 +1,4 @@
-"""Write a graded submission's files: results.json, the Markdown scorecard and its picture, JUnit, Classroom.
+"""Write a graded submission's files: results.json, the Markdown scorecard and its picture, JUnit, Classroom 50's.
 
 Every file is rendered from the canonical results dict (``scorecard.results``),
 except the picture, which draws what task 5.4 recorded. The picture goes
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 from graders import messages as msg
@@ -63,7 +64,8 @@ def write_views(report, result: dict, *, results: Path | None = None, markdown_p
     if junit is not None:
         atomic_write(junit, scorecard.junit(result))
     if classroom_path is not None:
-        atomic_write(classroom_path, classroom.runner_result(result))
+        when = classroom.commit_time(Path(report.submission)) or datetime.now(timezone.utc)
+        atomic_write(classroom_path, scorecard.dumps(classroom.result_v1(result, classroom.identity(), when)))
 
 
 def stderr_line(line: str) -> None:

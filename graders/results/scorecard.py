@@ -29,7 +29,7 @@ def results(report: Report) -> dict:
             test["status"] = "passed" if r.status == PASSED else "failed"
         tests.append(test)
     versions = " · ".join(f"{k} {v}" for k, v in report.versions.items())
-    key = "derandomized" if report.key is None else f"key {report.key}"
+    key = "derandomized" if report.key is None else report.key_shown or f"key {report.key}"
     return {
         "score": report.score,
         "output": f"{versions} · examples: {key} · isolation: {report.isolation}",

@@ -58,6 +58,13 @@ class Submission:
         return self.path.suffix.lower() == ".zip" and not self.path.is_dir()
 
 
+def name_of(path: Path) -> str:
+    """The student's name for the submission at ``path``, as grade-all names an entry of a class folder: a folder's
+    name, a .zip's without its suffix (``.`` is the working folder's name)."""
+    path = Path(os.path.abspath(path))
+    return path.stem if path.suffix.lower() == ".zip" and not path.is_dir() else path.name
+
+
 def discover(folder: Path, *, exclude: tuple[Path, ...] = ()) -> list[Submission]:
     """Every submission in ``folder``, sorted by student name; hidden entries and other files are left out.
 

@@ -293,7 +293,8 @@ def breakdown_class(cache: ExamplesCache, students: int, jobs: int,
     class_dir = cache.scratch / "breakdown-class"
     kinds = bench_class.make_class(class_dir, students)
     with private_folder("agl-speed-gradebook-", cache.scratch) as out:
-        run = profiled([*CLI, "grade-all", str(class_dir), "--out", str(out / "out"), "--jobs", str(jobs)], cache)
+        run = profiled([*CLI, "grade-all", str(class_dir), "--out", str(out / "out"), "--jobs", str(jobs),
+                        "--unkeyed"], cache)
         statuses = graded_class(out / "out", kinds, examples)
     n = len(run.grades)
     by_task: dict[str, dict] = {}
@@ -446,7 +447,7 @@ def grade_all_pairs(cache: ExamplesCache, repeats: int, made: tuple[Path, dict[s
         with private_folder("agl-speed-gradebook-", cache.scratch) as out, cache.run() as env:
             busy, kernel = machine_cpu()
             seconds = timed([*CLI, "grade-all", str(class_dir), "--out", str(out / "out"), "--jobs", str(jobs),
-                             *shard], env=env)
+                             "--unkeyed", *shard], env=env)
             after = machine_cpu()
             machine.append((after[0] - busy, after[1] - kernel))
             statuses.update(graded_class(out / "out", kinds, examples))

@@ -547,6 +547,26 @@ def check_replay(ctx: Context, params: list[np.ndarray], orders: np.ndarray, X: 
                     hint=msg.HINT_FIT_E2E_REPLAY, tol=REPLAY_TOL)
 
 
+BAR_SPARE = 1.1  # where the lesson's own run misses the bar on a key's points: its MSE, and a tenth more
+
+
+def reachable_bar(X: np.ndarray, Y: np.ndarray, seed: int) -> float:
+    """Task 5.4's bar on these points: 1.5 x the noise floor (lesson.BAR), or, on points drawn from a key where the
+    lesson's own run does not reach it (about one key in 300: each student has a key of their own), that run's MSE
+    and a tenth more, so that a correct stack always passes. The lesson's own run is the judge's replay (torch, in
+    its helper) from the run's initial weights over the batches the contract's DataLoader yields: a fresh
+    ``rng.permutation(n)`` each epoch, from ``default_rng(seed + 1)``. Asked only of a run above lesson.BAR."""
+    from graders.judge import oracles
+
+    if not seed:
+        return lesson.BAR
+    start = Setup(sizes=(1, LESSON["hidden"], 1), seed=seed).state()
+    rng = np.random.default_rng(seed + 1)
+    orders = np.stack([rng.permutation(len(X)) for _ in range(LESSON["epochs"])])
+    replay = oracles.replay_lesson(list(start.values()), X, Y, orders, LESSON["batch_size"], LESSON["lr"])
+    return max(lesson.BAR, BAR_SPARE * lesson_mse([np.asarray(p) for p in replay["params"]], X, Y))
+
+
 def lesson_mse(params: list[np.ndarray], X: np.ndarray, Y: np.ndarray) -> float:
     """The training MSE of a 1-32-1 ReLU network's weights, by the judge, in numpy."""
     W1, b1, W2, b2 = params
@@ -579,7 +599,7 @@ def fit(ctx: Context) -> None:
     losses = answer.train_loss
     if isinstance(losses, list) and all(isinstance(v, float) and np.isfinite(v) for v in losses):
         ctx.data["train_loss"] = losses  # the student's own claim: drawn on the scorecard, never graded
-    if not mse < lesson.BAR:
-        raise CheckFailed(msg.FIT_E2E_ABOVE_BAR.format(setup=text, mse=mse, bar=lesson.BAR, floor=lesson.NOISE_FLOOR,
+    if not mse < lesson.BAR and not mse < (bar := reachable_bar(X, Y, seed)):
+        raise CheckFailed(msg.FIT_E2E_ABOVE_BAR.format(setup=text, mse=mse, bar=bar, floor=lesson.NOISE_FLOOR,
                                                        n=len(X), **msg.header(ctx.task)))
     check_replay(ctx, params, read_passes(ctx, answer.passes, len(X), text), X, Y, seed, text)
