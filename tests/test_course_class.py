@@ -103,7 +103,7 @@ def test_each_student_of_the_course_is_graded_with_their_own_key_and_the_courses
     """Does grade-all give each student the key derived from their folder's name (shown as a tag: `grade --course`
     of the same folder gives the same results.json), two students different keys, and the course's points?"""
     root, subs, course, out = graded_course
-    results = {name: json.loads((out / name / "results.json").read_text()) for name in ("alice", "bob")}
+    results = {name: json.loads((out / "students" / name / "results.json").read_text()) for name in ("alice", "bob")}
     tags = {name: keys.tag(keys.student_key(SECRET, name)) for name in results}
     assert tags["alice"] != tags["bob"]
     for name, result in results.items():
@@ -111,7 +111,7 @@ def test_each_student_of_the_course_is_graded_with_their_own_key_and_the_courses
         assert [(t["number"], t["score"], t["max_score"]) for t in result["tests"]] == [("1.4", 10, 10), ("2.1", 8, 8)]
     assert main(["grade", str(subs / "alice"), "--course", str(course), "--tasks", "1.4,2.1", "--results",
                  str(tmp_path / "alone.json")]) == 0
-    assert (tmp_path / "alone.json").read_bytes() == (out / "alice" / "results.json").read_bytes()
+    assert (tmp_path / "alone.json").read_bytes() == (out / "students" / "alice" / "results.json").read_bytes()
 
 
 @pytest.mark.slow
@@ -125,7 +125,7 @@ def test_the_late_policy_applies_to_the_totals_on_every_run_and_changing_it_grad
     assert graded["alice"]["total"] == "18" and graded["alice"]["status"] == "graded"
     assert graded["bob"]["total"] == "14.4" and "late by 2 days: -20% (10% a day, at most 50%)" in \
         graded["bob"]["status"]
-    assert "late by 2 days" in (out / "bob" / "scorecard.md").read_text()
+    assert "late by 2 days" in (out / "students" / "bob" / "scorecard.md").read_text()
     roster = tmp_path / "roster.csv"
     roster.write_text("Student,ID,SIS User ID,SIS Login ID,Section\nAlice,1,a1,alice,S\nBob,2,b2,bob,S\n")
     assert main(["export", str(out), "--lms", "canvas", "--roster", str(roster), "--match", "SIS Login ID",
@@ -146,7 +146,7 @@ def test_the_late_policy_applies_to_the_totals_on_every_run_and_changing_it_grad
         '# "alice" = 2026-03-04T23:59:00-05:00': '"bob" = 2027-03-04T23:59:00Z'})
     assert main(["grade-all", str(subs), "--out", str(out), "--course", str(extended), "--tasks", "1.4,2.1"]) == 0
     assert rows(out / "grades.csv")["bob"] == {**rows(out / "grades.csv")["bob"], "total": "18", "status": "graded"}
-    assert "late by" not in (out / "bob" / "scorecard.md").read_text()
+    assert "late by" not in (out / "students" / "bob" / "scorecard.md").read_text()
 
 
 @pytest.mark.slow
