@@ -703,6 +703,8 @@ BUDGETS_CGROUP = ("cgroup {kind}: {gib} GiB and {processes} processes for all of
 # ----- the autograd-lab command (graders/cli.py, graders/cli_class.py) -----
 CLI_FAILED = "autograd-lab {command}: {error}"
 EXERCISES_OUT_OF_SYNC = "exercises out of sync with solutions/: {files}; run `autograd-lab build-exercises`"
+TABLES_OUT_OF_SYNC = ("out of date with graders/tasks.py and graders/ops.py: {files}; run "
+                      "`autograd-lab build-exercises`")
 EXERCISES_IN_SYNC = "{out}: in sync with solutions/"
 EXERCISES_WRITTEN = "{out}: wrote {count} file(s){files}"
 EXERCISES_WRITTEN_FILES = ": {files}"

@@ -38,28 +38,23 @@ def _sum_to(grad: np.ndarray, shape: list[int]) -> np.ndarray:
     return grad.sum(axis=tuple(range(lead)) + ones).reshape(shape)
 
 
-# numpy's own version of each timed op, written out: what a cost rung's limit is a multiple of.
-OPS = {
-    "add": lambda x, y: x + y,
-    "mul": lambda x, y: x * y,
-    "matmul": lambda x, w: x @ w,
-    "exp": np.exp,
-    "tanh": np.tanh,
-    "sum": lambda x, axis: np.sum(x, axis=axis),
-    "reshape": lambda x, shape: x.reshape(shape).copy(),  # a view costs nothing: a copy is the least a rule moves
-    "unbroadcast": _sum_to,
-}
+def baseline(op: str):
+    """numpy's own version of ``op``, what a cost rung's limit is a multiple of: the op registry's (graders/ops.py,
+    each entry's ``Cost.numpy``), or unbroadcast's sum."""
+    from graders.ops import BY_NAME
+
+    return _sum_to if op == "unbroadcast" else BY_NAME[op].cost.baseline
 
 
 def seconds(op: str, sets: list[list], kwargs: dict, repeat: int) -> float:
-    """The median CPU seconds of ``repeat`` calls of OPS[op] on every set of operands, over ROUNDS rounds after a
-    warm-up one, in this process (the yardstick's own: never one that runs student code)."""
-    rounds = []
+    """The median CPU seconds of ``repeat`` calls of numpy's ``op`` on every set of operands, over ROUNDS rounds after
+    a warm-up one, in this process (the yardstick's own: never one that runs student code)."""
+    function, rounds = baseline(op), []
     for _ in range(1 + ROUNDS):
         start = time.thread_time()
         for _ in range(repeat):
             for operands in sets:
-                OPS[op](*operands, **kwargs)
+                function(*operands, **kwargs)
         rounds.append(time.thread_time() - start)
     return statistics.median(rounds[1:])
 
@@ -181,8 +176,10 @@ def _run(op: str, sets: list[list], kwargs: dict, repeat: int) -> float:
     other failure is the grader's (RuntimeError), and the next measurement starts a fresh process."""
     from graders.worker import protocol
 
-    if op not in OPS:
-        raise ValueError(f"no yardstick for {op!r}")
+    try:
+        baseline(op)
+    except KeyError:
+        raise ValueError(f"no yardstick for {op!r}") from None
     request = protocol.encode({"op": op, "sets": sets, "kwargs": kwargs, "repeat": repeat})
     failed = f"the cost rung's yardstick for {op} could not be measured"
     for again in (True, False):
