@@ -23,6 +23,7 @@ from solution_scan import scan_zip
 
 from graders.cli import main
 from graders.course import templates
+from graders.tasks import TASKS, TOTAL_POINTS
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -83,8 +84,8 @@ def test_run_autograder_grades_the_submission_folder_into_results_json(autograde
     root = fake_autograder(tmp_path / "autograder", autograder_zip)
     make_submission(root / "submission", "exercises", [])
     results = run_autograder(root)
-    assert results["score"] == 100
-    assert len(results["tests"]) == 24
+    assert results["score"] == TOTAL_POINTS
+    assert len(results["tests"]) == len(TASKS)
     assert main(["grade", str(REPO / "solutions"), "--results", str(tmp_path / "alone.json")]) == 0
     assert (root / "results" / "results.json").read_text() == (tmp_path / "alone.json").read_text()
 

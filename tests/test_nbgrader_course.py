@@ -35,7 +35,7 @@ from graders import paths
 from graders.course import build
 from graders.integrations import nbgrader_course, nbgrader_judge
 from graders.isolation import sandbox
-from graders.tasks import TASKS
+from graders.tasks import TASKS, TOTAL_POINTS
 
 # One xdist worker for the module, so that its course is built and graded once.
 pytestmark = [pytest.mark.nbgrader, pytest.mark.slow, pytest.mark.xdist_group("nbgrader")]
@@ -351,15 +351,15 @@ def test_each_students_total_in_grades_csv_equals_the_cli_score(graded):
     for student in STUDENTS:
         results = graded.cli[student]
         assert float(rows[student]["score"]) == pytest.approx(results["score"]), student
-        assert float(rows[student]["max_score"]) == pytest.approx(results["extra_data"]["max_score"]) == 100
+        assert float(rows[student]["max_score"]) == pytest.approx(results["extra_data"]["max_score"]) == TOTAL_POINTS
 
 
 def test_the_three_students_score_as_their_files_deserve(graded):
-    """Do the reference solution score 100, the stubs 0 (whatever mallory's notebook tried), and the broken
+    """Do the reference solution score full marks, the stubs 0 (whatever mallory's notebook tried), and the broken
     rule of @ lose task 1.4?"""
-    assert graded.cli["alice"]["score"] == 100, task_scores(graded.cli["alice"])
+    assert graded.cli["alice"]["score"] == TOTAL_POINTS, task_scores(graded.cli["alice"])
     assert graded.cli["mallory"]["score"] == 0
-    assert task_scores(graded.cli["bob"])["1.4"] == 0 and graded.cli["bob"]["score"] < 100
+    assert task_scores(graded.cli["bob"])["1.4"] == 0 and graded.cli["bob"]["score"] < TOTAL_POINTS
 
 
 def test_the_gradebook_holds_every_cells_score_as_the_cli_scores_its_task(graded):

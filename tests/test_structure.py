@@ -644,7 +644,8 @@ def task_index() -> str:
         said = sorted(sources.reached(module, function)[1] | registry.get(task.id, set()))
         text = (f"- **{task.id}** {task.title} ({task.points} points): {_stubs_text(task)}; public tests "
                 f"`{task.marker}` in `exercises/tests/`: {', '.join(f'`{name}`' for name in tests)}; "
-                + (f"notebook check `{cell}` in `graders/course/cells/visible.py`; " if cell in visible else "")
+                + (f"notebook check `{cell}` in `graders/course/cells/visible.py`; " if cell in visible else
+                   f"notebook check `{cell}` made from `graders/ops.py`; " if ops.of_task(task.id) else "")
                 + f"hidden check `{function}` in `graders/judge/checks/{module}.py`; "
                 + "; ".join(_route_text(route, worker) for route in task.routes)
                 + f"; messages {', '.join(f'`{name}`' for name in said)}.")
