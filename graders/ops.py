@@ -131,6 +131,19 @@ class Op:
         return self.torch or self.function
 
 
+def torch_op(name: str) -> Callable:
+    """torch's function ``name`` (``"nn.functional.softplus"``), for an op whose forward torch's tensors have no
+    method for; torch is imported when it is called, when an expected value is computed."""
+    def op(*args, **kwargs):
+        import torch
+
+        function = torch
+        for part in name.split("."):
+            function = getattr(function, part)
+        return function(*args, **kwargs)
+    return op
+
+
 def _reverse_axes(t):
     return t.permute(tuple(reversed(range(t.ndim))))  # torch's .T warns on a tensor that is not 2-D
 
