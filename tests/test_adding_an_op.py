@@ -85,7 +85,7 @@ def test_build_exercises_derives_the_new_tasks_stub_forward_markers_and_tables(r
     assert '"softplus": lambda x: x.softplus(),' in (repository / "graders" / "worker" / "op_forwards.py").read_text()
     assert 'Op("softplus", "1.9", "task1_9"' in (repository / "exercises" / "tests" / "op_table.py").read_text()
     assert "task1_9: Task 1.9, backward of softplus" in (repository / "exercises" / "pytest.ini").read_text()
-    assert "| 1.9 | backward of softplus | tensor.py | 3 |" in (repository / "docs" / "contract.md").read_text()
+    assert "| 1.9 | backward of softplus | tensor.py | 3 |" in (repository / "docs/contract.md").read_text()
     run(repository, "build-exercises", "--check")
 
 

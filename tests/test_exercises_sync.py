@@ -33,12 +33,12 @@ def test_the_files_derived_from_the_task_table_and_the_op_registry_are_in_sync()
 def test_an_op_added_to_the_registry_makes_its_derived_files_stale(monkeypatch):
     """Can the check above fail: with one more op in the registry, are the worker's forwards, the public tests'
     table and the contract's table of forms stale, and do they hold the new op?"""
-    softplus = ops.Op("softplus", "1.6", "lambda x: x.softplus()", (
-        ops.Form("x.softplus()", ops.SINGLE, ([ops.A], {}), "a hint"),), ops.Cost("x.softplus()", "lambda x: x", 9.0))
-    monkeypatch.setattr(ops, "OPS", (*ops.OPS, softplus))
+    softsign = ops.Op("softsign", "1.6", "lambda x: x.softsign()", (
+        ops.Form("x.softsign()", ops.SINGLE, ([ops.A], {}), "a hint"),), ops.Cost("x.softsign()", "lambda x: x", 9.0))
+    monkeypatch.setattr(ops, "OPS", (*ops.OPS, softsign))
     assert tables.out_of_date() == ["graders/worker/op_forwards.py", "exercises/tests/op_table.py", "docs/contract.md"]
-    assert '"softplus": lambda x: x.softplus(),' in tables.worker_forwards()
-    assert "`x.softplus()` (9 times)" in tables.contract(tables.CONTRACT.read_text())
+    assert '"softsign": lambda x: x.softsign(),' in tables.worker_forwards()
+    assert "`x.softsign()` (9 times)" in tables.contract(tables.CONTRACT.read_text())
 
 
 def test_the_markers_are_the_task_tables_and_keep_a_note_after_the_title():
@@ -102,14 +102,14 @@ def test_build_exercises_never_writes_over_filled_in_work(tmp_path, capsys):
     assert main(["build-exercises", "--out", str(out)]) == 0, "a stub with other text is rewritten"
 
 
-SOFTPLUS = '''
-    def softplus(self) -> Tensor:
-        out = np.logaddexp(0.0, self.data)
+SOFTSIGN = '''
+    def softsign(self) -> Tensor:
+        out = self.data / (1.0 + np.abs(self.data))
 
         def backward(g):
-            """out = log(1 + exp(x)), elementwise. Return (dL/dx,)."""
-            ### BEGIN SOLUTION (Task 9.9: backward of softplus)
-            return (g / (1.0 + np.exp(-self.data)),)
+            """out = x / (1 + |x|), elementwise. Return (dL/dx,)."""
+            ### BEGIN SOLUTION (Task 9.9: backward of softsign)
+            return (g / (1.0 + np.abs(self.data)) ** 2,)
             ### END SOLUTION
 
         return op(out, (self,), backward)
@@ -125,13 +125,13 @@ def test_build_exercises_adds_a_new_task_without_force_and_keeps_refusing_over_w
     build.build_exercises(solutions, out)
     tensor = solutions / "tensor.py"
     anchor = "    # ----- reductions and shapes -----\n"
-    tensor.write_text(tensor.read_text().replace(anchor, SOFTPLUS.lstrip("\n") + "\n" + anchor, 1))
+    tensor.write_text(tensor.read_text().replace(anchor, SOFTSIGN.lstrip("\n") + "\n" + anchor, 1))
     assert build.build_exercises(solutions, out) == ["tensor.py"]
-    assert 'raise NotImplementedError("Task 9.9: backward of softplus")' in (out / "tensor.py").read_text()
+    assert 'raise NotImplementedError("Task 9.9: backward of softsign")' in (out / "tensor.py").read_text()
     filled = (out / "tensor.py").read_text().replace('raise NotImplementedError("Task 1.5: backward of exp")',
                                                      "return (g * out,)", 1)
     (out / "tensor.py").write_text(filled)
-    tensor.write_text(tensor.read_text().replace("softplus", "softplus_again"))
+    tensor.write_text(tensor.read_text().replace("softsign", "softsign_again"))
     with pytest.raises(build.WouldOverwriteWork):
         build.build_exercises(solutions, out)
     assert (out / "tensor.py").read_text() == filled

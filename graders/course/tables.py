@@ -23,7 +23,7 @@ GENERATED = "generated from graders/tasks.py and graders/ops.py by `autograd-lab
 WORKER_FORWARDS = paths.WORKER / "op_forwards.py"
 PUBLIC_TABLE = Path("tests") / "op_table.py"  # in exercises/
 PYTEST_INI = Path("pytest.ini")  # in exercises/
-CONTRACT = paths.REPO / "docs" / "contract.md"
+CONTRACT = paths.REPO / "docs/contract.md"
 MARKERS = "markers ="
 CONTRACT_MARKER = "    contract: the rules every graded file must keep (no autodiff library, float64)"
 
