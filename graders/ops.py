@@ -178,11 +178,11 @@ OPS = (
         Form("x + y", PAIRS, ([A, B], {}), msg.HINT_ADD),
         Form("x + 2.5", RIGHT_CONSTANT, ([A, 2.5], {}), msg.HINT_ADD_CONSTANT),
         Form("2.5 + y", LEFT_CONSTANT, ([2.5, A], {}), msg.HINT_ADD_CONSTANT),
-    ), Cost("x + y", "lambda x, y: x + y", 25.0, ROW)),
+    ), Cost("x + y", "lambda x, y: x + y", 30.0, ROW)),
     Op("sub", "1.2", "lambda x, y: x - y", (
         Form("x - y", PAIRS, ([A, B], {}), msg.HINT_SUB),
         Form("2.5 - y", LEFT_CONSTANT, ([2.5, A], {}), msg.HINT_SUB_CONSTANT),
-    ), Cost("x - y", "lambda x, y: x - y", 25.0, ROW)),
+    ), Cost("x - y", "lambda x, y: x - y", 30.0, ROW)),
     Op("neg", "1.2", "lambda x: -x", (
         Form("-x", SINGLE, ([A], {}), msg.HINT_NEG),
     ), Cost("-x", "lambda x: -x", 30.0)),

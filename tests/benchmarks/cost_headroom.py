@@ -183,6 +183,9 @@ def main() -> None:
                                                      else {})
                 for op, cost in costs.items():
                     figures.setdefault(op, []).append(cost)
+            if not figures:  # every grade stopped before a figure: timed out, or failed before its rung
+                print(f"{name[:48]:48} {want:4} {'-':11} {'':7} {'':8} {'':7} {'':6} {'no figure':>14}  "
+                      f"{' '.join(verdicts)}", flush=True)
             for op, costs in figures.items():
                 ratio = statistics.median(c["ratio"] for c in costs)
                 spent, numpy = (statistics.median(c[key] for c in costs) for key in ("seconds", "numpy_seconds"))
