@@ -213,7 +213,8 @@ ORACLE_HINT_RULE = "call unbroadcast(g, x.shape): the gradient of the output, an
 
 TOTAL = "total {score:g}/{max_score:g} ({examples:,} Hypothesis examples{timing})"
 
-# ----- Tasks 1.1-1.8: the backward rules (graders/judge/checks/ops.py), one hint per line of its op table -----
+# ----- Task 1.1 and the op tasks: the backward rules (graders/judge/checks/ops.py), one hint per op form of the
+# op registry (graders/ops.py) -----
 # A hint names what to think about, never the formula.
 OP_UPSTREAM = "  g = {value}   (the upstream gradient)"
 OP_CONSTANT = "  constant {value!r}"
