@@ -475,16 +475,62 @@ def masked(line: str) -> str:
     return re.sub(r", [\d.]+ s\)$", ", N s)", line.rstrip())
 
 
+UPDATE_SAMPLES = os.environ.get("AUTOGRAD_LAB_UPDATE_DOCS") == "1"
+
+
+def refreshed(block: list[str], printed: list[str]) -> list[str]:
+    """A sample's fenced block rewritten from what `grade` printed: a whole scorecard (no elided lines) becomes the
+    printed lines under the block's own prompt and header; an excerpt keeps its lines and elisions, each line taken
+    from the printed line that begins as it does (its task's row, the total, "Task 1.4" of a message's head)."""
+    def start(line: str) -> str:
+        words = line.split()
+        return " ".join(words[:2] if words[:1] == ["Task"] else words[:1])
+
+    head = [line for line in block if line.startswith(("$ ", "autograd-lab "))]
+    if ELIDED not in block:
+        return head + printed[1:]
+    by_start = {}
+    for line in printed[1:]:
+        by_start.setdefault(start(line), line)
+    return [line if line in head or line == ELIDED or not line else by_start.get(start(line), line) for line in block]
+
+
+def rewrite_samples(printed: list[str]) -> None:
+    """Rewrite the sample scorecards of README.md and grading.md from ``printed`` (``AUTOGRAD_LAB_UPDATE_DOCS=1``:
+    after a change of the task table, such as a task added)."""
+    for page in (README, DOCS / "grading.md"):
+        text = page.read_text()
+        for _, body in FENCED.findall(text):
+            block = [line.rstrip() for line in body.splitlines()]
+            if any(TOTAL_LINE.match(line) for line in block):
+                text = text.replace(body, "\n".join(refreshed(block, printed)) + "\n", 1)
+        page.write_text(text)
+
+
+def test_a_sample_is_refreshed_line_by_line():
+    """Does ``refreshed`` replace a whole scorecard by the printed one, and in an excerpt each line by the printed line
+    of its task or total, keeping the elisions and the prompt?"""
+    printed = ["autograd-lab 9", "task  title", "1.1   unbroadcast   4/4", "1.9   softplus   3/3", "total 7/7 (5 s)"]
+    assert refreshed(["$ grade", "autograd-lab 1", "task  title", "1.1   unbroadcast   4/4"], printed) == [
+        "$ grade", "autograd-lab 1", *printed[1:]]
+    assert refreshed(["1.1   unbroadcast   4/4", ELIDED, "total 4/4 (1 s)"], printed) == [
+        "1.1   unbroadcast   4/4", ELIDED, "total 7/7 (5 s)"]
+
+
 @pytest.mark.slow
 def test_the_sample_scorecard_is_a_real_grade_of_its_submission(tmp_path, capsys):
     """Is the scorecard grading.md shows (and README.md's excerpt of it) what `autograd-lab grade` prints for the
-    submission it describes, line for line but for the versions and the seconds?"""
+    submission it describes, line for line but for the versions and the seconds? ``AUTOGRAD_LAB_UPDATE_DOCS=1``
+    rewrites both from the grade."""
     from corpus import BY_NAME, make_submission
 
     alice = make_submission(tmp_path, "alice", [*(BY_NAME[name] for name in SAMPLE_MISTAKES), SAMPLE_LOOP_MISTAKE])
     capsys.readouterr()
     assert cli.main(["grade", str(alice)]) == 0
-    printed = [masked(line) for line in capsys.readouterr().out.splitlines()]
+    output = capsys.readouterr().out.splitlines()
+    if UPDATE_SAMPLES:
+        rewrite_samples([line.rstrip() for line in output])
+    printed = [masked(line) for line in output]
     assert printed[0].startswith("autograd-lab ")
     for page, block in sample_scorecards():
         shown = [masked(line) for line in block if not line.startswith(("$ ", "autograd-lab "))]
