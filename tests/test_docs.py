@@ -479,20 +479,33 @@ UPDATE_SAMPLES = os.environ.get("AUTOGRAD_LAB_UPDATE_DOCS") == "1"
 
 
 def refreshed(block: list[str], printed: list[str]) -> list[str]:
-    """A sample's fenced block rewritten from what `grade` printed: a whole scorecard (no elided lines) becomes the
-    printed lines under the block's own prompt and header; an excerpt keeps its lines and elisions, each line taken
-    from the printed line that begins as it does (its task's row, the total, "Task 1.4" of a message's head)."""
+    """A sample's fenced block rewritten from what `grade` printed: each run of its lines between elisions becomes the
+    printed lines from the one its first line is to the one its last line is (the same line but for the seconds, or
+    else the line that begins as it does: a task's row, the total, "Task 1.4" of a message's head), so rows the
+    table gained appear inside a run; the prompt, the header and the elisions stay."""
     def start(line: str) -> str:
         words = line.split()
         return " ".join(words[:2] if words[:1] == ["Task"] else words[:1])
 
-    head = [line for line in block if line.startswith(("$ ", "autograd-lab "))]
-    if ELIDED not in block:
-        return head + printed[1:]
-    by_start = {}
-    for line in printed[1:]:
-        by_start.setdefault(start(line), line)
-    return [line if line in head or line == ELIDED or not line else by_start.get(start(line), line) for line in block]
+    def find(line: str, after: int) -> int | None:
+        for same in (lambda other: masked(other) == masked(line), lambda other: start(other) == start(line)):
+            found = next((i for i in range(after, len(printed)) if same(printed[i])), None)
+            if found is not None:
+                return found
+        return None
+
+    out, position = [line for line in block if line.startswith(("$ ", "autograd-lab "))], 1
+    body = [line for line in block if not line.startswith(("$ ", "autograd-lab "))]
+    for elided, group in itertools.groupby(body, key=lambda line: line == ELIDED):
+        chunk = list(group)
+        first = None if elided else find(chunk[0], position)
+        last = None if first is None else find(chunk[-1], first)
+        if last is None:
+            out += chunk
+            continue
+        out += printed[first:last + 1]
+        position = last + 1
+    return out
 
 
 def rewrite_samples(printed: list[str]) -> None:
@@ -508,13 +521,14 @@ def rewrite_samples(printed: list[str]) -> None:
 
 
 def test_a_sample_is_refreshed_line_by_line():
-    """Does ``refreshed`` replace a whole scorecard by the printed one, and in an excerpt each line by the printed line
-    of its task or total, keeping the elisions and the prompt?"""
-    printed = ["autograd-lab 9", "task  title", "1.1   unbroadcast   4/4", "1.9   softplus   3/3", "total 7/7 (5 s)"]
-    assert refreshed(["$ grade", "autograd-lab 1", "task  title", "1.1   unbroadcast   4/4"], printed) == [
-        "$ grade", "autograd-lab 1", *printed[1:]]
-    assert refreshed(["1.1   unbroadcast   4/4", ELIDED, "total 4/4 (1 s)"], printed) == [
-        "1.1   unbroadcast   4/4", ELIDED, "total 7/7 (5 s)"]
+    """Does ``refreshed`` take each run of a sample's lines from the printed lines between its first and its last (a
+    row the table gained appears inside it), keeping the elisions, the prompt and the header?"""
+    printed = ["autograd-lab 9", "task  title", "1.1   unbroadcast   4/4", "1.9   softplus   3/3", "total 7/7 (5 s)",
+               "", "Task 1.1 (unbroadcast): wrong", "  hint: one", "", "Task 1.9 (softplus): wrong", "  hint: two"]
+    assert refreshed(["$ grade", "autograd-lab 1", "task  title", "total 4/4 (1 s)", "", "Task 1.9 (x): wrong"],
+                     printed) == ["$ grade", "autograd-lab 1", *printed[1:10]]
+    assert refreshed(["1.1   unbroadcast   4/4", ELIDED, "total 4/4 (1 s)", ELIDED, "  hint: two"], printed) == [
+        "1.1   unbroadcast   4/4", ELIDED, "total 7/7 (5 s)", ELIDED, "  hint: two"]
 
 
 @pytest.mark.slow
