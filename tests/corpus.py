@@ -572,8 +572,9 @@ TRAIN = (
 
 # ----- every op's rule written as a Python loop over the elements: right values, too slow -----
 # Each loses its task's cost point only (graders/ops.py holds each op's limit against numpy's own op). The loops walk
-# plain Python floats (``.tolist()``), the fastest a per-element loop gets, so each one's CPU time stays far under a
-# timed request's deadline and the message is always the cost rung's "too slow".
+# plain Python floats (``.tolist()``), the fastest a per-element loop gets (those of * and / one gradient's, the other
+# vectorised), so each one's CPU time stays far under a timed request's 5 s and the message is the cost rung's "too
+# slow": under a deadline of CPU time; one of wall time can still stop them on a machine loaded many times over.
 def _per_element(name: str, find: str, replace: str, task: str, op: str, points: float) -> Wrong:
     return Wrong(name, "tensor.py", find, replace, (task,),
                  f"{op}'s rule as a Python loop over the elements: right values, but many times numpy's own {op} "
@@ -591,18 +592,14 @@ PER_ELEMENT_LOOPS = (
     _per_element("neg_loops_over_elements", "return (-g,)",
                  "return (np.array([-v for v in g.ravel().tolist()]).reshape(g.shape),)", "1.2", "neg", 4.0),
     _per_element("mul_loops_over_elements", "return unbroadcast(g * y, x.shape), unbroadcast(g * x, y.shape)", """\
-flat = g.ravel().tolist()
-            xs, ys = np.broadcast_to(x, g.shape).ravel().tolist(), np.broadcast_to(y, g.shape).ravel().tolist()
-            dx = np.array([gv * yv for gv, yv in zip(flat, ys)]).reshape(g.shape)
-            dy = np.array([gv * xv for gv, xv in zip(flat, xs)]).reshape(g.shape)
-            return unbroadcast(dx, x.shape), unbroadcast(dy, y.shape)""", "1.3", "mul", 4.0),
+ys = np.broadcast_to(y, g.shape).ravel().tolist()
+            dx = np.array([gv * yv for gv, yv in zip(g.ravel().tolist(), ys)]).reshape(g.shape)
+            return unbroadcast(dx, x.shape), unbroadcast(g * x, y.shape)""", "1.3", "mul", 4.0),
     _per_element("div_loops_over_elements",
                  "return unbroadcast(g / y, x.shape), unbroadcast(-g * x / y**2, y.shape)", """\
-flat = g.ravel().tolist()
-            xs, ys = np.broadcast_to(x, g.shape).ravel().tolist(), np.broadcast_to(y, g.shape).ravel().tolist()
-            dx = np.array([gv / yv for gv, yv in zip(flat, ys)]).reshape(g.shape)
-            dy = np.array([-gv * xv / yv**2 for gv, xv, yv in zip(flat, xs, ys)]).reshape(g.shape)
-            return unbroadcast(dx, x.shape), unbroadcast(dy, y.shape)""", "1.3", "div", 4.0),
+xs, ys = np.broadcast_to(x, g.shape).ravel().tolist(), np.broadcast_to(y, g.shape).ravel().tolist()
+            dy = np.array([-gv * xv / (yv * yv) for gv, xv, yv in zip(g.ravel().tolist(), xs, ys)]).reshape(g.shape)
+            return unbroadcast(g / y, x.shape), unbroadcast(dy, y.shape)""", "1.3", "div", 4.0),
     _per_element("matmul_loops_over_entries", "            return g @ w.T, x.T @ g\n", """\
             dx, dw = np.empty(x.shape), np.empty(w.shape)
             for i, k in np.ndindex(*x.shape):
