@@ -8,7 +8,7 @@ from pathlib import Path
 
 from graders import __version__, cli_class, cli_options, paths, pipeline
 from graders import messages as msg
-from graders.course import build, course_file
+from graders.course import build, course_file, tables
 from graders.results import scorecard
 from graders.submission import intake, layout
 from graders.tasks import GRADE_DEADLINE
@@ -19,10 +19,14 @@ def _build_exercises(args) -> int:
         print(msg.NEEDS_CHECKOUT.format(command="autograd-lab build-exercises", path=paths.SOLUTIONS),
               file=sys.stderr)
         return 2
+    derived = args.out.resolve() == paths.EXERCISES  # the checkout's: its derived tables go with it
     if args.check:
-        stale = build.out_of_sync(paths.SOLUTIONS, args.out)
-        if stale:
-            print(msg.EXERCISES_OUT_OF_SYNC.format(files=", ".join(stale)), file=sys.stderr)
+        stale, tables_stale = build.out_of_sync(paths.SOLUTIONS, args.out), tables.out_of_date() if derived else []
+        if stale or tables_stale:
+            if stale:
+                print(msg.EXERCISES_OUT_OF_SYNC.format(files=", ".join(stale)), file=sys.stderr)
+            if tables_stale:
+                print(msg.TABLES_OUT_OF_SYNC.format(files=", ".join(tables_stale)), file=sys.stderr)
             return 1
         print(msg.EXERCISES_IN_SYNC.format(out=args.out))
         return 0
@@ -31,6 +35,8 @@ def _build_exercises(args) -> int:
     except build.WouldOverwriteWork as work:
         print(msg.BUILD_WOULD_OVERWRITE.format(out=args.out, files=", ".join(work.args[0])), file=sys.stderr)
         return 1
+    if derived:
+        changed += tables.write()
     files = msg.EXERCISES_WRITTEN_FILES.format(files=", ".join(changed)) if changed else ""
     print(msg.EXERCISES_WRITTEN.format(out=args.out, count=len(changed), files=files))
     return 0

@@ -213,7 +213,8 @@ ORACLE_HINT_RULE = "call unbroadcast(g, x.shape): the gradient of the output, an
 
 TOTAL = "total {score:g}/{max_score:g} ({examples:,} Hypothesis examples{timing})"
 
-# ----- Tasks 1.1-1.8: the backward rules (graders/judge/checks/ops.py), one hint per line of its op table -----
+# ----- Task 1.1 and the op tasks: the backward rules (graders/judge/checks/ops.py), one hint per op form of the
+# op registry (graders/ops.py) -----
 # A hint names what to think about, never the formula.
 OP_UPSTREAM = "  g = {value}   (the upstream gradient)"
 OP_CONSTANT = "  constant {value!r}"
@@ -703,6 +704,8 @@ BUDGETS_CGROUP = ("cgroup {kind}: {gib} GiB and {processes} processes for all of
 # ----- the autograd-lab command (graders/cli.py, graders/cli_class.py) -----
 CLI_FAILED = "autograd-lab {command}: {error}"
 EXERCISES_OUT_OF_SYNC = "exercises out of sync with solutions/: {files}; run `autograd-lab build-exercises`"
+TABLES_OUT_OF_SYNC = ("out of date with graders/tasks.py and graders/ops.py: {files}; run "
+                      "`autograd-lab build-exercises`")
 EXERCISES_IN_SYNC = "{out}: in sync with solutions/"
 EXERCISES_WRITTEN = "{out}: wrote {count} file(s){files}"
 EXERCISES_WRITTEN_FILES = ": {files}"

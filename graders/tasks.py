@@ -1,11 +1,13 @@
-"""The task table: every graded unit, its id, title, file and points (100 in all), and its route: the worker
-package its check runs the student's code in, the verbs it sends there and the judge's answers that worker may
-ask for. Everything else that depends on a task reads it from here: the markers of the public tests
-(exercises/pytest.ini, held to this table by tests/test_structure.py), the modules a submission is graded on,
-the worker processes a grade starts, where each request goes and what each process may import or ask
-(graders.submission.layout, graders.judge.routing, graders.isolation.worker_process), the scorecard's rows and the
-nbgrader cells. A task's stub, public tests, check, verbs and messages are listed by id in docs/development.md, held
-to this table by tests/test_structure.py.
+"""The task table: every graded unit, its id, title, file, points and check, and its route: the worker package its
+check runs the student's code in, the verbs it sends there and the judge's answers that worker may ask for.
+
+A task is one row here, and its id is written by hand nowhere else: everything that depends on a task reads it from
+here. The checks (graders/judge/checks: ``Task.check``), the modules a submission is graded on, the worker processes
+a grade starts, where each request goes and what each process may import or ask (graders.submission.layout,
+graders.judge.routing, graders.isolation.worker_process), the scorecard's rows and the nbgrader cells read this
+table; the public tests' markers (exercises/pytest.ini) and the contract's table of tasks are generated from it
+(graders/course/tables.py). The op tasks' ops are the op registry's (graders/ops.py). A task's stub, public tests,
+check, verbs and messages are listed by id in docs/development.md, held to this table by tests/test_structure.py.
 
 Task 6.2 (fit_torch on CUDA) carries no points: most graders have no GPU, and
 a grade must not depend on the machine that computed it. It is still run and
@@ -70,13 +72,15 @@ class Route:
 
 @dataclass(frozen=True)
 class Task:
-    """One graded task: its id, title, the student's module it grades, its points, and its route: the worker verbs its
-    check sends, the oracle their worker may call, and the verbs of an end-to-end rung that runs the whole
-    stack. The single place each of these is written."""
+    """One graded task: its id, title, the student's module it grades, its points, the check that grades it (a
+    function of graders/judge/checks, as ``module.function``), and its route: the worker verbs its check sends, the
+    oracle their worker may call, and the verbs of an end-to-end rung that runs the whole stack. The single place
+    each of these is written."""
     id: str
     title: str
     module: str
     points: int
+    check: str
     verbs: tuple[str, ...]
     # The oracle its check's worker may call: functions the judge answers in place of the student's own
     # (docs/design.md), so that a mistake in unbroadcast, or in train_epoch, costs its points once.
@@ -114,34 +118,46 @@ class Task:
         return tuple(route.group for route in self.routes)
 
 
-OPS = ("op_backward", "op_cost")  # the verbs of every op task: the rule on drawn inputs, and its cost
+OP_VERBS = ("op_backward", "op_cost")  # the verbs of every op task: the rule on drawn inputs, and its cost
+
+
+def op_task(id: str, title: str, points: int, oracle: Oracle | None = None) -> Task:
+    """A task that grades the backward rules of the ops of graders/ops.py that name it, in tensor.py: one check for
+    every such task (graders/judge/checks/ops.py's ``rules``)."""
+    return Task(id, title, "tensor", points, "ops.rules", OP_VERBS, oracle=oracle)
+
+
 TASKS = (
-    Task("1.1", "unbroadcast", "tensor", 4, ("unbroadcast", "unbroadcast_cost")),
-    Task("1.2", "backward of +, - and unary -", "tensor", 4, OPS, oracle=UNBROADCAST),
-    Task("1.3", "backward of * and /", "tensor", 4, OPS, oracle=UNBROADCAST),
-    Task("1.4", "backward of @", "tensor", 5, OPS),
-    Task("1.5", "backward of **, exp and log", "tensor", 5, OPS),
-    Task("1.6", "backward of relu, tanh and sigmoid", "tensor", 5, OPS),
-    Task("1.7", "backward of sum, mean and square_mean", "tensor", 5, OPS),
-    Task("1.8", "backward of reshape and .T", "tensor", 3, OPS),
-    Task("2.1", "backward(): topological order and the chain rule", "tensor", 8, ("graph",)),
-    Task("2.2", "backward(): seeding, accumulation and errors", "tensor", 5, ("engine_errors", "graph", "program")),
-    Task("2.3", "no_grad()", "tensor", 4, ("no_grad_probe", "program")),
-    Task("2.4", "backward() on deep graphs", "tensor", 3, ("graph",)),
-    Task("3.1", "SGD: zero_grad and step", "optim", 4, ("optimizer_run",)),
-    Task("3.2", "SGD: momentum, weight decay and state dict", "optim", 4, ("optimizer_run",)),
-    Task("3.3", "Adam", "optim", 5, ("optimizer_run",)),
-    Task("4.1", "DataLoader: batching and coverage", "data", 4, ("loader_epochs",)),
-    Task("4.2", "DataLoader: shuffling", "data", 3, ("loader_epochs",)),
-    Task("5.1", "train_epoch", "train", 5, ("train_epoch_watched",)),
-    Task("5.2", "evaluate", "train", 3, ("evaluate_watched", "evaluate_interrupted")),
-    Task("5.3", "gradient accumulation and clip_grad_norm", "train", 4, ("clip", "train_epoch_watched")),
-    Task("5.4", "fit reaches the noise floor", "train", 5, ("fit_history",), oracle=EPOCHS,
+    Task("1.1", "unbroadcast", "tensor", 4, "ops.unbroadcast", ("unbroadcast", "unbroadcast_cost")),
+    op_task("1.2", "backward of +, - and unary -", 4, oracle=UNBROADCAST),
+    op_task("1.3", "backward of * and /", 4, oracle=UNBROADCAST),
+    op_task("1.4", "backward of @", 5),
+    op_task("1.5", "backward of **, exp and log", 5),
+    op_task("1.6", "backward of relu, tanh and sigmoid", 5),
+    op_task("1.7", "backward of sum, mean and square_mean", 5),
+    op_task("1.8", "backward of reshape and .T", 3),
+    Task("2.1", "backward(): topological order and the chain rule", "tensor", 8, "engine.topological_order",
+         ("graph",)),
+    Task("2.2", "backward(): seeding, accumulation and errors", "tensor", 5, "engine.seeding_accumulation_errors",
+         ("engine_errors", "graph", "program")),
+    Task("2.3", "no_grad()", "tensor", 4, "engine.no_grad", ("no_grad_probe", "program")),
+    Task("2.4", "backward() on deep graphs", "tensor", 3, "engine.deep_graphs", ("graph",)),
+    Task("3.1", "SGD: zero_grad and step", "optim", 4, "optim.sgd_step", ("optimizer_run",)),
+    Task("3.2", "SGD: momentum, weight decay and state dict", "optim", 4, "optim.sgd_momentum_decay_state",
+         ("optimizer_run",)),
+    Task("3.3", "Adam", "optim", 5, "optim.adam", ("optimizer_run",)),
+    Task("4.1", "DataLoader: batching and coverage", "data", 4, "data.batching", ("loader_epochs",)),
+    Task("4.2", "DataLoader: shuffling", "data", 3, "data.shuffling", ("loader_epochs",)),
+    Task("5.1", "train_epoch", "train", 5, "loop.train_epoch", ("train_epoch_watched",)),
+    Task("5.2", "evaluate", "train", 3, "loop.evaluate", ("evaluate_watched", "evaluate_interrupted")),
+    Task("5.3", "gradient accumulation and clip_grad_norm", "train", 4, "loop.accumulation_and_clipping",
+         ("clip", "train_epoch_watched")),
+    Task("5.4", "fit reaches the noise floor", "train", 5, "loop.fit", ("fit_history",), oracle=EPOCHS,
          whole_stack=("fit_end_to_end",)),
-    Task("5.5", "fit: checkpoint and resume", "train", 4,
+    Task("5.5", "fit: checkpoint and resume", "train", 4, "checkpoint.checkpoint",
          ("fit_cut", "fit_resumed", "save_dies", "fit_dies", "resume_from_pickle"), oracle=EPOCHS),
-    Task("6.1", "fit_torch on the CPU", "torch_loop", 4, ("fit_torch_watched",)),
-    Task("6.2", "fit_torch on CUDA", "torch_loop", 0, ("fit_torch_watched",)),
+    Task("6.1", "fit_torch on the CPU", "torch_loop", 4, "torch_loop.fit_torch_cpu", ("fit_torch_watched",)),
+    Task("6.2", "fit_torch on CUDA", "torch_loop", 0, "torch_loop.fit_torch_cuda", ("fit_torch_watched",)),
 )
 
 BY_ID = {task.id: task for task in TASKS}
@@ -166,10 +182,17 @@ def oracles_of_verbs(tasks: tuple[Task, ...] = TASKS) -> tuple[dict[str, Oracle]
         if asked:
             (by_flag if None in oracles else always)[verb] = asked[0]
     return always, by_flag
-TOTAL_POINTS = sum(task.points for task in TASKS)
+
+
+def points_of(task_id: str) -> int:
+    """The points task ``task_id`` is worth: whatever its row says (no total is imposed). The one place a task's
+    points are read for a total or a maximum."""
+    return BY_ID[task_id].points
+
+
+TOTAL_POINTS = sum(points_of(task.id) for task in TASKS)
 # The modules a submission is graded on, in the table's order.
 GRADED_MODULES = tuple(dict.fromkeys(task.module for task in TASKS))
-assert TOTAL_POINTS == 100, TOTAL_POINTS
 
 # The whole grade's bound, in seconds (``grade --deadline``): the reference takes about 12 s, a slow but honest
 # submission a minute or two; past it, the tasks not finished fail (graders.judge.grade).

@@ -569,6 +569,83 @@ TRAIN = (
            "range() happens to take it)"),
 )
 
-WRONG = TENSOR + OPTIM + TRAIN
+
+# ----- every op's rule written as a Python loop over the elements: right values, too slow -----
+# Each loses its task's cost point only (graders/ops.py holds each op's limit against numpy's own op). The loops walk
+# plain Python floats (``.tolist()``), the fastest a per-element loop gets (those of * and / one gradient's, the other
+# vectorised), so each one's CPU time stays far under a timed request's 5 s and the message is the cost rung's "too
+# slow": under a deadline of CPU time; one of wall time can still stop them on a machine loaded many times over.
+def _per_element(name: str, find: str, replace: str, task: str, op: str, points: float) -> Wrong:
+    return Wrong(name, "tensor.py", find, replace, (task,),
+                 f"{op}'s rule as a Python loop over the elements: right values, but many times numpy's own {op} "
+                 "(loses the cost rung only)", keeps=((task, points - 1.0),))
+
+
+FLAT_G = "np.array([v for v in g.ravel().tolist()]).reshape(g.shape)"  # g copied one element at a time
+PER_ELEMENT_LOOPS = (
+    _per_element("add_loops_over_elements", "return unbroadcast(g, x.shape), unbroadcast(g, y.shape)\n",
+                 f"d = {FLAT_G}\n            return unbroadcast(d, x.shape), unbroadcast(d, y.shape)\n",
+                 "1.2", "add", 4.0),
+    _per_element("sub_loops_over_elements", "return unbroadcast(g, x.shape), unbroadcast(-g, y.shape)",
+                 "d = np.array([-v for v in g.ravel().tolist()]).reshape(g.shape)\n"
+                 "            return unbroadcast(g, x.shape), unbroadcast(d, y.shape)", "1.2", "sub", 4.0),
+    _per_element("neg_loops_over_elements", "return (-g,)",
+                 "return (np.array([-v for v in g.ravel().tolist()]).reshape(g.shape),)", "1.2", "neg", 4.0),
+    _per_element("mul_loops_over_elements", "return unbroadcast(g * y, x.shape), unbroadcast(g * x, y.shape)", """\
+ys = np.broadcast_to(y, g.shape).ravel().tolist()
+            dx = np.array([gv * yv for gv, yv in zip(g.ravel().tolist(), ys)]).reshape(g.shape)
+            return unbroadcast(dx, x.shape), unbroadcast(g * x, y.shape)""", "1.3", "mul", 4.0),
+    _per_element("div_loops_over_elements",
+                 "return unbroadcast(g / y, x.shape), unbroadcast(-g * x / y**2, y.shape)", """\
+xs, ys = np.broadcast_to(x, g.shape).ravel().tolist(), np.broadcast_to(y, g.shape).ravel().tolist()
+            dy = np.array([-gv * xv / (yv * yv) for gv, xv, yv in zip(g.ravel().tolist(), xs, ys)]).reshape(g.shape)
+            return unbroadcast(g / y, x.shape), unbroadcast(dy, y.shape)""", "1.3", "div", 4.0),
+    _per_element("matmul_loops_over_entries", "            return g @ w.T, x.T @ g\n", """\
+            dx, dw = np.empty(x.shape), np.empty(w.shape)
+            for i, k in np.ndindex(*x.shape):
+                dx[i, k] = g[i] @ w[k]
+            for k, j in np.ndindex(*w.shape):
+                dw[k, j] = x[:, k] @ g[:, j]
+            return dx, dw
+""", "1.4", "matmul", 5.0),
+    _per_element("pow_loops_over_elements", "return (g * p * x ** (p - 1),)",
+                 "return (np.array([gv * p * xv ** (p - 1) for gv, xv in zip(g.ravel().tolist(), "
+                 "x.ravel().tolist())]).reshape(g.shape),)", "1.5", "**", 5.0),
+    _per_element("exp_loops_over_elements", "return (g * out,)\n",
+                 "return (np.array([gv * ov for gv, ov in zip(g.ravel().tolist(), "
+                 "out.ravel().tolist())]).reshape(g.shape),)\n", "1.5", "exp", 5.0),
+    _per_element("log_loops_over_elements", "return (g / x,)",
+                 "return (np.array([gv / xv for gv, xv in zip(g.ravel().tolist(), "
+                 "x.ravel().tolist())]).reshape(g.shape),)", "1.5", "log", 5.0),
+    _per_element("relu_loops_over_elements", "return (g * (x > 0),)",
+                 "return (np.array([gv if xv > 0 else 0.0 for gv, xv in zip(g.ravel().tolist(), "
+                 "x.ravel().tolist())]).reshape(g.shape),)", "1.6", "relu", 5.0),
+    _per_element("tanh_loops_over_elements", "return (g * (1.0 - out**2),)",
+                 "return (np.array([gv * (1.0 - ov * ov) for gv, ov in zip(g.ravel().tolist(), "
+                 "out.ravel().tolist())]).reshape(g.shape),)", "1.6", "tanh", 5.0),
+    _per_element("sigmoid_loops_over_elements", "return (g * out * (1.0 - out),)",
+                 "return (np.array([gv * ov * (1.0 - ov) for gv, ov in zip(g.ravel().tolist(), "
+                 "out.ravel().tolist())]).reshape(g.shape),)", "1.6", "sigmoid", 5.0),
+    _per_element("sum_loops_over_elements",
+                 "return (np.broadcast_to(_keep_reduced_axes(g, shape, axis, keepdims), shape).copy(),)",
+                 "full = np.broadcast_to(_keep_reduced_axes(g, shape, axis, keepdims), shape)\n"
+                 "            return (np.array([v for v in full.ravel().tolist()]).reshape(shape),)",
+                 "1.7", "sum", 5.0),
+    _per_element("mean_loops_over_elements",
+                 "return (np.broadcast_to(_keep_reduced_axes(g, shape, axis, keepdims), shape) / count,)",
+                 "full = np.broadcast_to(_keep_reduced_axes(g, shape, axis, keepdims), shape)\n"
+                 "            return (np.array([v / count for v in full.ravel().tolist()]).reshape(shape),)",
+                 "1.7", "mean", 5.0),
+    _per_element("square_mean_loops_over_elements", "return (g * 2.0 * x / x.size,)",
+                 "gv, n = float(g), x.size\n"
+                 "            return (np.array([gv * 2.0 * xv / n for xv in x.ravel().tolist()]).reshape(x.shape),)",
+                 "1.7", "square_mean", 5.0),
+    _per_element("reshape_loops_over_elements", "return (g.reshape(old),)",
+                 "return (np.array([v for v in g.ravel().tolist()]).reshape(old),)", "1.8", "reshape", 3.0),
+    _per_element("transpose_loops_over_elements", "return (g.T,)",
+                 "return (np.array([v for v in g.T.ravel().tolist()]).reshape(g.T.shape),)", "1.8", ".T", 3.0),
+)
+
+WRONG = TENSOR + OPTIM + TRAIN + PER_ELEMENT_LOOPS
 BY_NAME = {entry.name: entry for entry in WRONG}
 assert len(BY_NAME) == len(WRONG), "two corpus entries share a name"

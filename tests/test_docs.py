@@ -476,16 +476,76 @@ def masked(line: str) -> str:
     return re.sub(r", [\d.]+ s\)$", ", N s)", line.rstrip())
 
 
+UPDATE_SAMPLES = os.environ.get("AUTOGRAD_LAB_UPDATE_DOCS") == "1"
+
+
+def refreshed(block: list[str], printed: list[str]) -> list[str]:
+    """A sample's fenced block rewritten from what `grade` printed: each run of its lines between elisions becomes the
+    printed lines from the one its first line is to the one its last line is (the same line but for the seconds, or
+    else the line that begins as it does: a task's row, the total, "Task 1.4" of a message's head), so rows the
+    table gained appear inside a run; the prompt, the header and the elisions stay."""
+    def start(line: str) -> str:
+        words = line.split()
+        return " ".join(words[:2] if words[:1] == ["Task"] else words[:1])
+
+    def find(line: str, after: int) -> int | None:
+        for same in (lambda other: masked(other) == masked(line), lambda other: start(other) == start(line)):
+            found = next((i for i in range(after, len(printed)) if same(printed[i])), None)
+            if found is not None:
+                return found
+        return None
+
+    out, position = [line for line in block if line.startswith(("$ ", "autograd-lab "))], 1
+    body = [line for line in block if not line.startswith(("$ ", "autograd-lab "))]
+    for elided, group in itertools.groupby(body, key=lambda line: line == ELIDED):
+        chunk = list(group)
+        first = None if elided else find(chunk[0], position)
+        last = None if first is None else find(chunk[-1], first)
+        if last is None:
+            out += chunk
+            continue
+        out += printed[first:last + 1]
+        position = last + 1
+    return out
+
+
+def rewrite_samples(printed: list[str]) -> None:
+    """Rewrite the sample scorecards of README.md and grading.md from ``printed`` (``AUTOGRAD_LAB_UPDATE_DOCS=1``:
+    after a change of the task table, such as a task added)."""
+    for page in (README, DOCS / "grading.md"):
+        text = page.read_text()
+        for _, body in FENCED.findall(text):
+            block = [line.rstrip() for line in body.splitlines()]
+            if any(TOTAL_LINE.match(line) for line in block):
+                text = text.replace(body, "\n".join(refreshed(block, printed)) + "\n", 1)
+        page.write_text(text)
+
+
+def test_a_sample_is_refreshed_line_by_line():
+    """Does ``refreshed`` take each run of a sample's lines from the printed lines between its first and its last (a
+    row the table gained appears inside it), keeping the elisions, the prompt and the header?"""
+    printed = ["autograd-lab 9", "task  title", "1.1   unbroadcast   4/4", "1.9   softplus   3/3", "total 7/7 (5 s)",
+               "", "Task 1.1 (unbroadcast): wrong", "  hint: one", "", "Task 1.9 (softplus): wrong", "  hint: two"]
+    assert refreshed(["$ grade", "autograd-lab 1", "task  title", "total 4/4 (1 s)", "", "Task 1.9 (x): wrong"],
+                     printed) == ["$ grade", "autograd-lab 1", *printed[1:10]]
+    assert refreshed(["1.1   unbroadcast   4/4", ELIDED, "total 4/4 (1 s)", ELIDED, "  hint: two"], printed) == [
+        "1.1   unbroadcast   4/4", ELIDED, "total 7/7 (5 s)", ELIDED, "  hint: two"]
+
+
 @pytest.mark.slow
 def test_the_sample_scorecard_is_a_real_grade_of_its_submission(tmp_path, capsys):
     """Is the scorecard grading.md shows (and README.md's excerpt of it) what `autograd-lab grade` prints for the
-    submission it describes, line for line but for the versions and the seconds?"""
+    submission it describes, line for line but for the versions and the seconds? ``AUTOGRAD_LAB_UPDATE_DOCS=1``
+    rewrites both from the grade."""
     from corpus import BY_NAME, make_submission
 
     alice = make_submission(tmp_path, "alice", [*(BY_NAME[name] for name in SAMPLE_MISTAKES), SAMPLE_LOOP_MISTAKE])
     capsys.readouterr()
     assert cli.main(["grade", str(alice)]) == 0
-    printed = [masked(line) for line in capsys.readouterr().out.splitlines()]
+    output = capsys.readouterr().out.splitlines()
+    if UPDATE_SAMPLES:
+        rewrite_samples([line.rstrip() for line in output])
+    printed = [masked(line) for line in output]
     assert printed[0].startswith("autograd-lab ")
     for page, block in sample_scorecards():
         shown = [masked(line) for line in block if not line.startswith(("$ ", "autograd-lab "))]

@@ -16,7 +16,7 @@ from hostile import UNTRUSTED_TEXT
 from graders.cli import main
 from graders.judge.grade import grade
 from graders.results import scorecard
-from graders.tasks import TASKS
+from graders.tasks import BY_ID, TASKS, TOTAL_POINTS
 
 REPO = Path(__file__).resolve().parent.parent
 SOME = ("1.1", "1.4", "2.3", "3.1", "4.1", "5.2")
@@ -31,9 +31,10 @@ def submission(tmp_path: Path, name: str = "alice", source: Path = REPO / "solut
 
 
 def test_the_reference_solution_scores_full_marks_and_the_stubs_zero():
-    """Do solutions/ get 100/100 and exercises/ 0/100 with every task 'not attempted'?"""
+    """Do solutions/ get full marks (every point of the task table) and exercises/ none, with every task 'not
+    attempted'?"""
     reference, stubs = grade(REPO / "solutions"), grade(REPO / "exercises")
-    assert reference.score == reference.max_score == 100
+    assert reference.score == reference.max_score == TOTAL_POINTS
     assert stubs.score == 0
     # 6.2 is graded (and so "not attempted") only where the machine has CUDA; elsewhere it is skipped.
     skipped = {r.task.id for r in stubs.results if r.status == "skipped"}
@@ -52,7 +53,7 @@ def test_grading_twice_gives_byte_identical_results_files(tmp_path):
     assert first.read_bytes() == second.read_bytes()
     result = json.loads(first.read_text())
     assert [t["number"] for t in result["tests"]] == list(SOME)
-    assert result["score"] == sum(t["score"] for t in result["tests"]) == 24 - 5
+    assert result["score"] == sum(t["score"] for t in result["tests"]) == sum(BY_ID[t].points for t in SOME) - 5
 
 
 def test_results_follow_gradescopes_schema(tmp_path):

@@ -15,12 +15,12 @@ from textwrap import dedent
 import nbformat
 import pytest
 
-from graders import messages, paths
+from graders import messages, ops, paths
 from graders.course import build, nbgrader_lesson
 from graders.course.cells import examples, setup, visible
-from graders.course.visible_checks import visible_part
+from graders.course.visible_checks import cell_name, op_check, visible_part, written_check
 from graders.integrations import kernel_jail, nbgrader_course, nbgrader_judge
-from graders.tasks import TASKS
+from graders.tasks import TASKS, TOTAL_POINTS
 
 VISIBLE = messages.VISIBLE_CHECK
 
@@ -68,21 +68,29 @@ def function_body(function) -> str:
     return dedent(body)
 
 
-def test_every_task_has_exactly_one_visible_check_in_the_table():
-    """Does the table of visible checks name one function per task of the task table, in its order, each
-    ``task_X_Y`` of cells/visible.py, and is every check function of that module in the table?"""
-    assert list(visible.VISIBLE_CHECKS) == [task.id for task in TASKS]
-    for task_id, check in visible.VISIBLE_CHECKS.items():
-        assert check.__name__ == f"task_{task_id.replace('.', '_')}" and check.__module__ == visible.__name__
+def test_every_task_has_a_visible_check_and_every_check_a_task():
+    """Has every task of the task table a visible check, a function ``task_X_Y`` of cells/visible.py or (an op task)
+    one made from the op registry, and does every function of that module name a task of the table?"""
+    for task in TASKS:
+        assert written_check(task.id) is not None or ops.of_task(task.id), task.id
     defined = [node.name for node in ast.parse(inspect.getsource(visible)).body if isinstance(node, ast.FunctionDef)]
-    assert sorted(defined) == sorted(check.__name__ for check in visible.VISIBLE_CHECKS.values())
+    assert sorted(defined) == sorted(cell_name(task.id) for task in TASKS if written_check(task.id) is not None)
+
+
+def test_a_task_with_no_visible_check_is_refused_by_name():
+    """Does a task that is no op task and has no function in cells/visible.py get a LookupError that names the
+    function to write, rather than a cell that checks nothing?"""
+    with pytest.raises(LookupError, match=r"write task_9_9\(lab\) in graders/course/cells/visible.py"):
+        visible_part("9.9")
 
 
 @pytest.mark.parametrize("task", TASKS, ids=lambda t: t.id)
 def test_a_graded_cell_is_the_body_of_its_check_function(task):
     """Is a task's graded cell, under its ``with visible_check`` line, the dedented body of its function in
     cells/visible.py, comments included, and the same statements?"""
-    check = visible.VISIBLE_CHECKS[task.id]
+    check = written_check(task.id)
+    if check is None:
+        pytest.skip(f"task {task.id}'s visible check is made from the op registry (tested below)")
     cell = graded_cells(nbgrader_course.notebook())[task.marker.replace("task", "task_")].source
     head, body = cell.split("\n", 1)
     assert head == f'with visible_check("{task.id}") as lab:'
@@ -238,6 +246,24 @@ def test_every_visible_check_passes_on_the_reference_solution(tmp_path, kernel):
         assert line == VISIBLE["passed"].format(task=task.id)
 
 
+def test_a_visible_check_made_from_the_op_registry_passes_the_reference_and_fails_a_wrong_rule(tmp_path, kernel):
+    """Does the check each op task's cell gets from the op registry (gradcheck of each form at its friendly example)
+    print 'passed' on the reference solution, and 'failed' where one rule is wrong (exp's rule that forgets out)?"""
+    from corpus import BY_NAME, make_submission
+
+    made = {task.id: f'with visible_check("{task.id}") as lab:\n' + "".join(
+        f"    {line}\n" if line else "\n" for line in op_check(task.id).splitlines()) for task in TASKS
+        if ops.of_task(task.id)}
+    folder = submission(tmp_path, paths.SOLUTIONS)
+    kernel(nbgrader_course.SETUP, folder)
+    for task_id, code in made.items():
+        assert kernel(code, folder).strip() == VISIBLE["passed"].format(task=task_id), task_id
+    wrong = BY_NAME["exp_forgets_out"]
+    folder = make_submission(tmp_path, "wrong", [wrong])
+    line = kernel(made[wrong.loses[0]], folder).strip()
+    assert line.startswith(VISIBLE["failed"].split("{error}")[0].format(task=wrong.loses[0])), line
+
+
 def test_every_visible_check_says_not_attempted_on_the_stubs(tmp_path, kernel):
     """Does each task's visible check print one 'not attempted yet' line on the stubs?"""
     folder = submission(tmp_path, paths.EXERCISES)
@@ -295,6 +321,19 @@ def _recorded(nb) -> dict[str, float]:
     return {nbgrader_judge.task_of(c): determine_grade(c)[0] for c in nb.cells if nbgrader_judge.task_of(c)}
 
 
+def test_judge_scores_without_the_notebooks_folder_write_nothing_into_the_working_folder(tmp_path, monkeypatch):
+    """Given resources that name no notebook folder (nbgrader always names one), does JudgeScores keep no results
+    file at all, rather than one in the working folder (once the repository's own top, from these tests)?"""
+    monkeypatch.chdir(tmp_path)
+    nbgrader_judge.JudgeScores().preprocess(_forged_notebook(), {nbgrader_judge.RESOURCE: {"tests": []}})
+    assert list(tmp_path.iterdir()) == []
+    folder = tmp_path / "notebook"
+    folder.mkdir()
+    nbgrader_judge.JudgeScores().preprocess(_forged_notebook(), {nbgrader_judge.RESOURCE: {"tests": []},
+                                                                 "metadata": {"path": str(folder)}})
+    assert [path.name for path in folder.iterdir()] == [nbgrader_judge.RESULTS_FILE]
+
+
 def test_judge_scores_replace_whatever_the_kernel_printed():
     """Does JudgeScores set every graded cell to the judge's message and points, so nbgrader records the
     judge's score, not the 1000 points each cell printed?"""
@@ -318,17 +357,17 @@ def test_without_a_judges_result_every_graded_cell_scores_0_and_says_why(resourc
 
 
 def test_judge_grades_the_folder_as_the_command_line_does(tmp_path):
-    """Does JudgeGrades give the scorecard `autograd-lab grade` gives (the reference: 100), and a folder with
+    """Does JudgeGrades give the scorecard `autograd-lab grade` gives (the reference: full marks), and a folder with
     nothing to grade a clear error, not an exception?"""
     folder = submission(tmp_path, paths.SOLUTIONS)
     nb, resources = nbgrader_judge.JudgeGrades().preprocess(nbgrader_course.notebook(),
                                                             {"metadata": {"path": str(folder)}})
-    assert nbgrader_judge.judged(resources)["score"] == 100
+    assert nbgrader_judge.judged(resources)["score"] == TOTAL_POINTS
     skipped = [c for c in nb.cells if nbgrader_judge.SKIP in c.metadata.get("tags", ())]
     assert [nbgrader_judge.task_of(c) for c in skipped] == [t.id for t in TASKS], "the kernel runs no visible check"
     nb, _ = nbgrader_judge.JudgeScores().preprocess(nb, resources)
     assert nbformat.writes(nb).count(nbgrader_judge.SKIP) == 0, "the tags are taken off again"
-    assert sum(_recorded(nb).values()) == 100
+    assert sum(_recorded(nb).values()) == TOTAL_POINTS
     empty = tmp_path / "empty"
     empty.mkdir()
     _, resources = nbgrader_judge.JudgeGrades().preprocess(nbgrader_course.notebook(),
@@ -345,7 +384,7 @@ def test_what_runs_beside_the_judge_cannot_change_what_it_grades(tmp_path):
     for name, text in paths.given_modules().items():
         if (folder / name).exists():
             (folder / name).write_text(text)
-    assert nbgrader_judge.judged(resources)["score"] == 100
+    assert nbgrader_judge.judged(resources)["score"] == TOTAL_POINTS
 
 
 def test_the_kernels_jail_hides_the_course_and_the_checkout_but_not_the_interpreter(tmp_path):
@@ -378,7 +417,7 @@ def test_a_judge_that_dies_costs_one_notebook_and_the_next_gets_a_new_one(tmp_pa
     _, resources = nbgrader_judge.JudgeGrades().preprocess(nbgrader_course.notebook(),
                                                            {"metadata": {"path": str(folder)}})
     assert nbgrader_judge._grading.judge.process is not killed
-    assert nbgrader_judge.judged(resources)["score"] == 100
+    assert nbgrader_judge.judged(resources)["score"] == TOTAL_POINTS
 
 
 def test_nbgrader_never_imports_the_judges_code_or_torch(tmp_path):
@@ -400,4 +439,4 @@ def test_nbgrader_never_imports_the_judges_code_or_torch(tmp_path):
     """)
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
-    assert run.stdout.strip() == "100.0 []", run.stdout
+    assert run.stdout.strip() == f"{float(TOTAL_POINTS)} []", run.stdout

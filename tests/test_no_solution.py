@@ -25,6 +25,7 @@ from graders import paths
 from graders.course import release
 from graders.integrations import gradescope
 from graders.isolation import sandbox
+from graders.tasks import TOTAL_POINTS
 
 # The searching submission grades beside the hostile corpus (one worker: they watch the machine's processes);
 # the wheel's tests build and install a wheel, and may run beside them.
@@ -87,7 +88,7 @@ def test_the_installed_wheel_works_with_no_checkout_in_reach(installed, wheel, t
     shutil.copytree(paths.EXERCISES, tmp_path / "class" / "stubs", ignore=shutil.ignore_patterns("__pycache__"))
     outputs = tmp_path / "out"
     outputs.mkdir()
-    for name, score in (("ref", 100.0), ("stubs", 0.0)):
+    for name, score in (("ref", float(TOTAL_POINTS)), ("stubs", 0.0)):
         graded = from_wheel(installed, tmp_path, "grade", f"class/{name}", "--results", f"out/{name}.json",
                             "--markdown", f"out/{name}.md", "--junit", f"out/{name}.xml")
         assert graded.returncode == 0, graded.stderr[-2000:]

@@ -17,9 +17,10 @@ import numpy as np
 import pytest
 
 from graders import lesson
+from graders import ops as registry
 from graders.isolation.worker_process import WorkerTimedOut
 from graders.judge import oracles, routing
-from graders.judge.checks import checkpoint, loop, ops
+from graders.judge.checks import checkpoint, cost, loop
 from graders.judge.checks.trajectory import Run
 from graders.tasks import BY_ID
 
@@ -62,8 +63,8 @@ def test_the_checks_runs_fit_within_the_caps():
     oracles.check_train_epoch({**lesson_run, "batches": batches(256, 1)})  # one row a batch: 256 batches
     epochs = checkpoint.CKPT_EPOCHS + checkpoint.CKPT_FIRST  # fit_cut: whole, then cut (the most of one request)
     assert oracles.CHECKS_MOST_EPOCHS == epochs and 2 * epochs <= oracles.MAX_CALLS
-    largest = max(side - 1 for case in ops.COSTS.values() for side in case.sides[1:])
-    assert max(largest ** 2, ops._BIG.size) <= oracles.MAX_UNBROADCAST_ELEMENTS
+    largest = max(op.cost.sides[1] - 1 for op in registry.OPS if BY_ID[op.task].route.asks("unbroadcast"))
+    assert max(largest ** 2, cost._BIG.size) <= oracles.MAX_UNBROADCAST_ELEMENTS
 
 
 @pytest.mark.parametrize(("params", "data", "asked"), [

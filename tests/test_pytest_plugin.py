@@ -96,7 +96,7 @@ def test_a_submissions_conftest_and_pytest_ini_have_no_effect(class_folder, grad
     (which would pass every test) nor her pytest.ini (which would only collect) nor test_bob's conftest.py run?"""
     result, _ = graded_run
     assert result.returncode == 1, result.stdout + result.stderr
-    assert re.search(r"\b1 failed, 1 passed, 22 deselected\b", result.stdout), result.stdout
+    assert re.search(rf"\b1 failed, 1 passed, {len(TASKS) - 2} deselected\b", result.stdout), result.stdout
     assert "PASSED autograd-lab::tensor::1.1 unbroadcast" in result.stdout
     assert "FAILED autograd-lab::optim::3.1 SGD: zero_grad and step" in result.stdout
     assert f"\n{msg.NOT_ATTEMPTED.format(task='3.1', what='SGD step', file='optim.py')}\n" in result.stdout
@@ -149,7 +149,7 @@ def test_the_stubs_fail_as_not_attempted_and_a_title_word_selects_a_task(tmp_pat
     result = run_pytest(*INVOCATION, f"--autograd-lab-submission={paths.EXERCISES}", "-k", "1.4 or Adam",
                         cwd=tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "2 failed, 22 deselected" in result.stdout
+    assert f"2 failed, {len(TASKS) - 2} deselected" in result.stdout
     for task in ("1.4", "3.3"):
         assert f"Task {task} not attempted yet: {BY_ID[task].title}" in result.stdout
     assert "Traceback" not in result.stdout and "pytest_plugin.py" not in result.stdout

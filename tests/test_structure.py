@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from graders import paths
+from graders import ops, paths
 from graders.tasks import ORACLES, TASKS
 
 GRADERS = paths.HERE
 SUBPACKAGES = ("submission", "isolation", "judge", "worker", "results", "classgrade", "course", "integrations")
-TOP_LEVEL = {"__init__", "__main__", "cli", "cli_class", "cli_options", "pipeline", "tasks", "messages", "paths",
-             "lesson", "files", "entry", "keys"}
+TOP_LEVEL = {"__init__", "__main__", "cli", "cli_class", "cli_options", "pipeline", "tasks", "ops", "messages",
+             "paths", "lesson", "files", "entry", "keys"}
 
 
 def module_name(path: Path) -> str:
@@ -99,11 +99,11 @@ LAYERS = (
      "The untrusted side: copied into the sandbox alone, it runs student code in its own process, so it imports "
      "nothing of graders outside itself, and the judge takes from it only its wire format (protocol.py)."),
     ("base", ("graders", "graders.entry", "graders.paths", "graders.files", "graders.messages", "graders.tasks",
-              "graders.lesson", "graders.cli_options", "graders.keys"),
+              "graders.ops", "graders.lesson", "graders.cli_options", "graders.keys"),
      "What every layer above may use and that knows nothing of grading: the guard against a graders/ in the working "
-     "folder, where the files are, writing a file whole, every sentence, the task table, the lesson's numbers, "
-     "the checked values of the options that the command line and the pytest plugin share, and each student's key "
-     "derived from the course's secret."),
+     "folder, where the files are, writing a file whole, every sentence, the task table, the op registry, the "
+     "lesson's numbers, the checked values of the options that the command line and the pytest plugin share, and "
+     "each student's key derived from the course's secret."),
     ("submission", ("graders.submission.*",),
      "A submission as files: how it is taken in (found, hashed, unpacked) and laid out in a scratch folder as the "
      "workers' packages; the isolation above builds its sandboxes from that layout."),
@@ -314,9 +314,12 @@ def test_the_public_tests_have_one_marker_per_task_named_as_the_task_table_names
 
 @pytest.mark.parametrize("task", TASKS, ids=lambda task: task.id)
 def test_every_task_has_public_tests_under_its_marker(task):
-    """Is every task's marker used by at least one public test, so that `pytest exercises/ -m taskX_Y` runs some?"""
+    """Is every task's marker used by at least one public test, so that `pytest exercises/ -m taskX_Y` runs some: a
+    test written under it, or the cost and property tests of each op the task grades (exercises/tests/op_table.py,
+    whose tests take their markers from it)?"""
     marker = f"pytest.mark.{task.marker}"
-    assert any(marker in path.read_text() for path in (paths.EXERCISES / "tests").glob("test_*.py"))
+    written = any(marker in path.read_text() for path in (paths.EXERCISES / "tests").glob("test_*.py"))
+    assert written or ops.of_task(task.id)
 
 
 def test_every_message_template_is_defined_once_and_used():
@@ -464,12 +467,17 @@ def worker_verbs() -> dict[str, str]:
 
 
 def check_functions() -> dict[str, tuple[str, str]]:
-    """The checks table (graders/judge/checks/__init__.py's ``checks()``, read without importing torch): each task id
-    -> (the module of graders/judge/checks, the function that grades it)."""
-    function = next(node for node in ast.parse(MODULES["graders.judge.checks"].read_text()).body
-                    if isinstance(node, ast.FunctionDef) and node.name == "checks")
-    table = next(node.value for node in ast.walk(function) if isinstance(node, ast.Return))
-    return {key.value: (value.value.id, value.attr) for key, value in zip(table.keys, table.values)}
+    """The checks of the task table (``Task.check``, as graders/judge/checks/__init__.py's ``checks()`` resolves them,
+    read without importing torch): each task id -> (the module of graders/judge/checks, the function that grades
+    it)."""
+    return {task.id: tuple(task.check.split(".")) for task in TASKS}
+
+
+def test_every_check_of_the_task_table_is_a_function_of_its_module():
+    """Does each task's ``check`` name a module of graders/judge/checks and a function defined at its top?"""
+    for task_id, (module, function) in check_functions().items():
+        tree = ast.parse(MODULES[f"graders.judge.checks.{module}"].read_text())
+        assert function in {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}, task_id
 
 
 # What sends a request to a worker, and the position of its verb: ctx.ask(verb, ...), timed_rung(ctx, verb, ...), and
@@ -585,8 +593,8 @@ def test_a_verb_sent_with_and_without_an_oracle_needs_its_flag():
     always, by_flag = oracles_of_verbs()
     assert set(always.values()) == {EPOCHS} and set(by_flag.values()) == {UNBROADCAST}
     assert {"op_backward", "op_cost"} == set(by_flag) and "fit_history" in always
-    unflagged = (Task("9.1", "with", "train", 0, ("clip",), oracle=EPOCHS),
-                 Task("9.2", "without", "train", 0, ("clip",)))
+    unflagged = (Task("9.1", "with", "train", 0, "loop.accumulation_and_clipping", ("clip",), oracle=EPOCHS),
+                 Task("9.2", "without", "train", 0, "loop.accumulation_and_clipping", ("clip",)))
     with pytest.raises(ValueError, match="'clip' is sent with"):
         oracles_of_verbs(unflagged)
 
@@ -598,25 +606,50 @@ INDEX_BEGIN, INDEX_END = "<!-- task index: begin -->", "<!-- task index: end -->
 UPDATE_INDEX = os.environ.get("AUTOGRAD_LAB_UPDATE_INDEX") == "1"
 
 
+def registry_templates() -> dict[str, set[str]]:
+    """The templates of graders/messages.py that the op registry (graders/ops.py) gives each op task's ops, read from
+    its source: the ``msg.X`` of each ``Op(...)`` entry, and those of the registry's own definitions it names (a
+    ``Cost``'s default hint, ``_mistakes``'s table)."""
+    tree = ast.parse(MODULES["graders.ops"].read_text())
+    defined = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+
+    def named(node) -> set[str]:
+        return {sub.attr for sub in ast.walk(node) if isinstance(sub, ast.Attribute)
+                and isinstance(sub.value, ast.Name) and sub.value.id == "msg"}
+
+    table = next(node.value for node in tree.body if isinstance(node, ast.Assign)
+                 and any(isinstance(target, ast.Name) and target.id == "OPS" for target in node.targets))
+    found: dict[str, set[str]] = {}
+    for entry in table.elts:
+        templates = named(entry) | set().union(*(named(defined[sub.id]) for sub in ast.walk(entry)
+                                                 if isinstance(sub, ast.Name) and sub.id in defined))
+        found.setdefault(entry.args[1].value, set()).update(templates)
+    return found
+
+
 def task_index() -> str:
     """The entries of the task index: for every task of the table, its stub, its public tests, its notebook check,
     its hidden check, its route (the package, the verbs and the worker's modules that answer them, the judge's
-    answers it may ask for) and the templates of graders/messages.py its check can say."""
-    sources, table, worker = CheckSources(), check_functions(), worker_verbs()
+    answers it may ask for) and the templates of graders/messages.py its check can say (an op task's: those of its
+    ops in the op registry too)."""
+    sources, table, worker, registry = CheckSources(), check_functions(), worker_verbs(), registry_templates()
     visible = {node.name for node in ast.parse(MODULES["graders.course.cells.visible"].read_text()).body
                if isinstance(node, ast.FunctionDef)}
     public = sorted((paths.EXERCISES / "tests").glob("test_*.py"))
     entries = []
     for task in TASKS:
         module, function = table[task.id]
-        tests = [path.name for path in public if f"pytest.mark.{task.marker}" in path.read_text()]
+        tests = [path.name for path in public if f"pytest.mark.{task.marker}" in path.read_text()
+                 or (ops.of_task(task.id) and "op_table" in path.read_text())]
         cell = f"task_{task.id.replace('.', '_')}"
+        said = sorted(sources.reached(module, function)[1] | registry.get(task.id, set()))
         text = (f"- **{task.id}** {task.title} ({task.points} points): {_stubs_text(task)}; public tests "
                 f"`{task.marker}` in `exercises/tests/`: {', '.join(f'`{name}`' for name in tests)}; "
-                + (f"notebook check `{cell}` in `graders/course/cells/visible.py`; " if cell in visible else "")
+                + (f"notebook check `{cell}` in `graders/course/cells/visible.py`; " if cell in visible else
+                   f"notebook check `{cell}` made from `graders/ops.py`; " if ops.of_task(task.id) else "")
                 + f"hidden check `{function}` in `graders/judge/checks/{module}.py`; "
                 + "; ".join(_route_text(route, worker) for route in task.routes)
-                + f"; messages {', '.join(f'`{name}`' for name in sorted(sources.reached(module, function)[1]))}.")
+                + f"; messages {', '.join(f'`{name}`' for name in said)}.")
         entries.append(_wrapped(text))
     return "\n".join(entries)
 

@@ -8,8 +8,9 @@ import signal
 import numpy as np
 import pytest
 
+from graders import ops as registry
 from graders.judge import oracles, profile, routing, yardstick
-from graders.judge.checks import ops
+from graders.judge.checks import cost, ops
 from graders.tasks import BY_ID, TASKS
 
 
@@ -102,9 +103,10 @@ class _Handle:
 
 
 def test_a_grade_with_cost_rungs_starts_the_yardstick_and_no_other_grade_does(fresh):
-    """routing.start starts the yardstick with the tasks that time against it (1.1 to 1.8), and only with them."""
+    """routing.start starts the yardstick with the tasks that time against it (1.1 and every op task), and only with
+    them."""
     assert {task.id for task in TASKS if set(task.verbs) & set(yardstick.TIMED_VERBS)} == {
-        f"1.{n}" for n in range(1, 9)}
+        "1.1", *(op.task for op in registry.OPS)}
     routing.start(_Handle(), [BY_ID["2.1"], BY_ID["3.1"]])
     assert fresh == []
     routing.start(_Handle(), [BY_ID["2.1"], BY_ID["1.4"]])
@@ -125,22 +127,21 @@ def test_an_op_without_a_yardstick_is_the_graders_error():
         yardstick._run("conv", [], {}, 1)
 
 
-def test_every_timed_op_has_a_yardstick_that_computes_its_forward():
-    """Does each cost rung's yardstick compute what its op's forward (or the judge's unbroadcast) computes?"""
-    assert {cost.op for cost in ops.COSTS.values()} | {"unbroadcast"} == set(yardstick.OPS)
-    for cost in ops.COSTS.values():
-        case = ops.CASES_BY_OP[cost.op]
-        kwargs = ops._tuples(cost.kwargs)
-        expected = case.torch(*(_torch(v) for v in cost.operands), **kwargs).numpy()
-        ours = yardstick.OPS[cost.op](*cost.operands, **cost.kwargs)
-        np.testing.assert_allclose(np.reshape(ours, expected.shape), expected, rtol=1e-12)
+@pytest.mark.parametrize("op", registry.OPS, ids=lambda op: op.name)
+def test_every_timed_op_has_a_yardstick_that_computes_its_forward(op):
+    """Does each op's yardstick, numpy's own op of the registry, compute what torch's op computes on the rung's large
+    input, the one it is timed on?"""
+    operands = cost.large_operands(op.cost, None)
+    expected = op.torch_function(*(_torch(v) for v in operands), **ops._tuples(op.cost.kwargs)).numpy()
+    ours = yardstick.baseline(op.name)(*operands, **op.cost.kwargs)
+    np.testing.assert_allclose(np.reshape(ours, expected.shape), expected, rtol=1e-12)
 
 
 @pytest.mark.parametrize(("shape", "target"), [((300, 300), (1, 300)), ((2, 80, 80), (80, 80)), ((3, 4), ()),
                                                ((4, 2, 3), (2, 1)), ((5,), (5,))])
 def test_unbroadcasts_yardstick_sums_as_the_judge_does(shape, target):
     grad = np.random.default_rng(1).uniform(-1.0, 1.0, shape)
-    np.testing.assert_allclose(yardstick.OPS["unbroadcast"](grad, list(target)),
+    np.testing.assert_allclose(yardstick.baseline("unbroadcast")(grad, list(target)),
                                oracles.unbroadcast(grad, list(target)), rtol=1e-12, atol=1e-12)
 
 

@@ -1,13 +1,14 @@
 """Task 1: each backward rule's cost on a large input, timed as the graders time it.
 
-The graded run times every rule on inputs of about 300 x 300 against numpy's own
-op on the same inputs, and allows a fixed multiple of it (``LIMITS``, below). A
-rule with a Python loop over the elements, finite differences or a complex step
-per entry gives the right values but costs hundreds to thousands of times the
-op: the graded run fails it. These tests time your rule the same way, on your
-machine (its fastest of a few rounds, against numpy's middle one), so that a
-slow rule shows here first. A rule with a loop over one axis is fine. A machine
-busy with something else can make a rule look slower: run the test again.
+The graded run times every rule of every op on inputs of about 300 x 300 against
+numpy's own op on the same inputs, and allows a fixed multiple of it (each op's
+``cost.limit`` in op_table.py). A rule with a Python loop over the elements,
+finite differences or a complex step per entry gives the right values but costs
+tens to thousands of times the op: the graded run fails it. These tests time
+your rule the same way, on your machine (its fastest of a few rounds, against
+numpy's middle one), so that a slow rule shows here first. A rule with a loop
+over one axis is fine. A machine busy with something else can make a rule look
+slower: run the test again.
 """
 
 import time
@@ -17,9 +18,8 @@ import pytest
 
 from ..tensor import Tensor, unbroadcast
 from ._helpers import gradients
+from .op_table import OPS, UNBROADCAST_LIMIT
 
-# Times numpy's own op that each task's rule may take, as in the graded run.
-LIMITS = {"1.1": 50, "1.2": 200, "1.3": 200, "1.4": 100, "1.5": 70, "1.6": 45, "1.7": 80, "1.8": 60}
 ROUNDS, CALLS = 5, 5
 ATTEMPTS = 3  # timings of a rule over its limit before it fails, as the graded run's cost rung retries
 _RNG = np.random.default_rng(0)
@@ -41,8 +41,8 @@ def _seconds(call, rounds: int = ROUNDS) -> list[float]:
     return spent
 
 
-def assert_cheap(task: str, what: str, rule, numpy_op, shapes: str) -> None:
-    """Fail with one line unless ``rule`` costs at most LIMITS[task] x ``numpy_op``. A rule over the limit is
+def assert_cheap(limit: float, what: str, rule, numpy_op, shapes: str) -> None:
+    """Fail with one line unless ``rule`` costs at most ``limit`` x ``numpy_op``. A rule over the limit is
     timed again, with numpy's op, up to ATTEMPTS times in all, and its best ratio counts, as in the graded run:
     a machine busy for a moment slows one timing, while a slow rule is slow every time."""
     rule()  # once first: a stub's NotImplementedError, or a wrong shape, is said before any timing
@@ -52,12 +52,12 @@ def assert_cheap(task: str, what: str, rule, numpy_op, shapes: str) -> None:
         spent = min(_seconds(rule, rounds=3))
         if best is None or spent / base < best[0] / best[1]:
             best = spent, base
-        if spent <= LIMITS[task] * base:
+        if spent <= limit * base:
             return
     spent, base = best
     pytest.fail(f"{what} on {shapes} took {spent / base:.0f} times numpy's own op on the same inputs, at best of "
                 f"{ATTEMPTS} timings ({spent / CALLS * 1e3:.2f} ms a call against {base / CALLS * 1e3:.3f} ms); "
-                f"the graded run allows {LIMITS[task]} times: {ADVICE}. (A machine busy with other work slows "
+                f"the graded run allows {limit:g} times: {ADVICE}. (A machine busy with other work slows "
                 "every timing: if your rule has no such loop, run the test again on a quieter machine.)",
                 pytrace=False)
 
@@ -71,52 +71,31 @@ def rule_of(out: Tensor, g: np.ndarray):
     return lambda: gradients(out, g)
 
 
+def large(cost) -> list:
+    """The large input of an op's cost, as the graded run makes it without a key: BIG's values moved into each
+    operand's range, a row of them, or SQUARE and its transpose."""
+    operands = []
+    for position, operand in enumerate(cost.operands):
+        if operand.shape == "nn":
+            operands.append(SQUARE if position == 0 else SQUARE.T.copy())
+            continue
+        values = BIG if (operand.low, operand.high) == (-1.0, 1.0) else \
+            np.round(operand.low + (BIG + 1.0) / 2.0 * (operand.high - operand.low), 2)
+        operands.append(values if operand.shape == "rc" else values[0])
+    return operands
+
+
 @pytest.mark.task1_1
 def test_unbroadcast_costs_about_a_sum():
-    assert_cheap("1.1", "unbroadcast", lambda: unbroadcast(LAYERS, (160, 160)), lambda: np.sum(LAYERS, axis=0),
-                 "a gradient of shape (2, 160, 160) to (160, 160)")
+    assert_cheap(UNBROADCAST_LIMIT, "unbroadcast", lambda: unbroadcast(LAYERS, (160, 160)),
+                 lambda: np.sum(LAYERS, axis=0), "a gradient of shape (2, 160, 160) to (160, 160)")
 
 
-@pytest.mark.task1_2
-def test_the_rule_of_add_costs_about_an_add():
-    x, y = leaf(BIG), leaf(BIG[0])
-    assert_cheap("1.2", "the rule of x + y", rule_of(x + y, BIG), lambda: BIG + BIG[0], "(300, 300) + (300,)")
-
-
-@pytest.mark.task1_3
-def test_the_rule_of_mul_costs_about_a_mul():
-    x, y = leaf(BIG), leaf(BIG.T.copy())
-    assert_cheap("1.3", "the rule of x * y", rule_of(x * y, BIG), lambda: BIG * BIG.T, "(300, 300) * (300, 300)")
-
-
-@pytest.mark.task1_4
-def test_the_rule_of_matmul_costs_about_a_matmul():
-    x, w = leaf(SQUARE), leaf(SQUARE.T.copy())
-    assert_cheap("1.4", "the rule of x @ w", rule_of(x @ w, SQUARE), lambda: SQUARE @ SQUARE.T,
-                 "(160, 160) @ (160, 160)")
-
-
-@pytest.mark.task1_5
-def test_the_rule_of_exp_costs_about_an_exp():
-    x = leaf(BIG)
-    assert_cheap("1.5", "the rule of x.exp()", rule_of(x.exp(), BIG), lambda: np.exp(BIG), "a (300, 300) input")
-
-
-@pytest.mark.task1_6
-def test_the_rule_of_tanh_costs_about_a_tanh():
-    x = leaf(BIG)
-    assert_cheap("1.6", "the rule of x.tanh()", rule_of(x.tanh(), BIG), lambda: np.tanh(BIG), "a (300, 300) input")
-
-
-@pytest.mark.task1_7
-def test_the_rule_of_sum_costs_about_a_sum():
-    x = leaf(BIG)
-    assert_cheap("1.7", "the rule of x.sum(axis=0)", rule_of(x.sum(axis=0), BIG[0]), lambda: np.sum(BIG, axis=0),
-                 "a (300, 300) input")
-
-
-@pytest.mark.task1_8
-def test_the_rule_of_reshape_costs_about_a_copy():
-    x = leaf(BIG)
-    assert_cheap("1.8", "the rule of x.reshape(-1)", rule_of(x.reshape(-1), BIG.reshape(-1)), lambda: BIG.copy(),
-                 "a (300, 300) input")
+@pytest.mark.parametrize("op", [pytest.param(op, id=op.name, marks=getattr(pytest.mark, op.marker)) for op in OPS])
+def test_each_rule_costs_about_numpys_own_op(op):
+    """Does the rule of each op, on a large input, cost at most the graded run's multiple of numpy's own op?"""
+    operands, kwargs = large(op.cost), op.cost.kwargs
+    out = op.forward(*(leaf(value) for value in operands), **kwargs)
+    shapes = " and ".join(str(value.shape) for value in operands)
+    assert_cheap(op.cost.limit, f"the rule of {op.cost.text}", rule_of(out, np.ones(out.shape)),
+                 lambda: op.cost.numpy(*operands, **kwargs), f"inputs of shape {shapes}")

@@ -1,4 +1,5 @@
-"""Property tests: each backward rule against central differences (gradcheck.py) on inputs Hypothesis draws.
+"""Property tests: each backward rule against central differences (gradcheck.py) on inputs Hypothesis draws, for
+every form of every op of op_table.py.
 
 When one fails, Hypothesis shrinks the inputs to a small example and prints it ("Falsifying example"): start
 from that. The graders draw their own inputs and compare with torch.autograd far more tightly.
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from ..gradcheck import gradcheck
+from .op_table import OPS
 
 # One failure a test, its smallest example, no reproduction blob and no "Explanation" of covered lines: a short
 # block to read, not a group of tracebacks (report_multiple_bugs would show every distinct failure at once).
@@ -39,61 +41,75 @@ def axes(ndim):
     return st.none() | st.integers(-ndim, ndim - 1) | some
 
 
-SHAPES = hnp.array_shapes(min_dims=1, max_dims=3, max_side=3)
-BROADCAST = hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=1, max_dims=3, max_side=3)
+# ----- the inputs drawn for each form of an op (op_table.py names the kind, as the graders' strategies do) -----
+
+def shapes(min_dims=0):
+    return hnp.array_shapes(min_dims=min_dims, max_dims=3, max_side=3)
 
 
-@pytest.mark.task1_2
-@given(BROADCAST.flatmap(lambda s: st.tuples(arrays(s.input_shapes[0]), arrays(s.input_shapes[1]))))
-def test_add_and_sub_match_central_differences_with_broadcasting(pair):
-    gradcheck(lambda x, y: x + y, *pair)
-    gradcheck(lambda x, y: x - y, *pair)
-    gradcheck(lambda x: -x, pair[0])
+def operand_pairs(divisor=False):
+    """Two arrays whose shapes broadcast together, either way; the second clear of 0 when it divides."""
+    return hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=3).flatmap(
+        lambda s: st.tuples(arrays(s.input_shapes[0]), arrays(s.input_shapes[1], away_from_zero() if divisor else None))
+    ).map(lambda pair: (list(pair), {}))
 
 
-@pytest.mark.task1_3
-@given(BROADCAST.flatmap(lambda s: st.tuples(arrays(s.input_shapes[0]),
-                                             arrays(s.input_shapes[1], away_from_zero()))))
-def test_mul_and_div_match_central_differences_with_broadcasting(pair):
-    gradcheck(lambda x, y: x * y, *pair)
-    gradcheck(lambda x, y: x / y, *pair)
+def operands_with_constants(left, divisor=False):
+    """A Python number and an array, the number on the left or the right; the array clear of 0 when it divides."""
+    array = shapes().flatmap(lambda shape: arrays(shape, away_from_zero() if divisor else None))
+    return st.tuples(away_from_zero(), array).map(lambda ca: ([ca[0], ca[1]] if left else [ca[1], ca[0]], {}))
 
 
-@pytest.mark.task1_4
-@given(st.tuples(st.integers(1, 3), st.integers(1, 3), st.integers(1, 3)).flatmap(
-    lambda n: st.tuples(arrays((n[0], n[1])), arrays((n[1], n[2])))))
-def test_matmul_matches_central_differences(pair):
-    gradcheck(lambda x, w: x @ w, *pair)
+def single_operands(min_value=-2.0, max_value=2.0, away_from_zero=0.0, min_dims=0):
+    """One array, for the elementwise ops (and the reductions and shapes that take nothing more)."""
+    elements = values(min_value, max_value)
+    if away_from_zero:
+        elements = elements.filter(lambda v: abs(v) >= away_from_zero)
+    return shapes(min_dims).flatmap(lambda shape: arrays(shape, elements)).map(lambda a: ([a], {}))
 
 
-@pytest.mark.task1_5
-@given(SHAPES.flatmap(lambda shape: arrays(shape, st.floats(0.5, 2.0))), st.sampled_from((2, 3, 0.5, -1)))
-def test_pow_exp_and_log_match_central_differences(x, p):
-    gradcheck(lambda x: x ** p, x)
-    gradcheck(lambda x: x.exp(), x)
-    gradcheck(lambda x: x.log(), x)
+def matmul_operands():
+    """x of shape (n, k) and w of shape (k, m)."""
+    return st.tuples(st.integers(1, 3), st.integers(1, 3), st.integers(1, 3)).flatmap(
+        lambda n: st.tuples(arrays((n[0], n[1])), arrays((n[1], n[2])))).map(lambda pair: (list(pair), {}))
 
 
-@pytest.mark.task1_6
-@given(SHAPES.flatmap(lambda shape: arrays(shape, away_from_zero())))
-def test_relu_tanh_and_sigmoid_match_central_differences(x):
-    gradcheck(lambda x: x.relu(), x)
-    gradcheck(lambda x: x.tanh(), x)
-    gradcheck(lambda x: x.sigmoid(), x)
+def power_operands():
+    """A positive array and a Python number p."""
+    return st.tuples(shapes().flatmap(lambda shape: arrays(shape, st.floats(0.5, 2.0))),
+                     st.sampled_from((2.0, 3.0, 0.5, -1.0))).map(lambda xp: ([xp[0]], {"p": xp[1]}))
 
 
-@pytest.mark.task1_7
-@given(SHAPES.flatmap(arrays), st.data())
-def test_sum_and_mean_match_central_differences(x, data):
-    axis = data.draw(axes(x.ndim), label="axis")
-    keepdims = data.draw(st.booleans(), label="keepdims")
-    gradcheck(lambda x: x.sum(axis=axis, keepdims=keepdims), x)
-    gradcheck(lambda x: x.mean(axis=axis, keepdims=keepdims), x)
-    gradcheck(lambda x: x.square_mean(), x)
+def reduction_operands():
+    """An array of at least one axis, an axis (None, an int or a tuple) and keepdims."""
+    return shapes(min_dims=1).flatmap(arrays).flatmap(
+        lambda x: st.tuples(st.just(x), axes(x.ndim), st.booleans())).map(
+        lambda xak: ([xak[0]], {"axis": xak[1], "keepdims": xak[2]}))
 
 
-@pytest.mark.task1_8
-@given(SHAPES.flatmap(arrays))
-def test_reshape_and_transpose_match_central_differences(x):
-    gradcheck(lambda x: x.reshape(-1), x)
-    gradcheck(lambda x: x.T, x)
+def reshape_operands():
+    """An array and a new shape of as many elements."""
+    return shapes().flatmap(arrays).flatmap(
+        lambda x: st.tuples(st.just(x), st.sampled_from(((-1,), (1, -1), (-1, 1), (x.size,))))).map(
+        lambda xs: ([xs[0]], {"shape": xs[1]}))
+
+
+DOMAINS = {f.__name__: f for f in (operand_pairs, operands_with_constants, single_operands, matmul_operands,
+                                   power_operands, reduction_operands, reshape_operands)}
+FORMS = [pytest.param(op, form, id=f"{op.name}: {form.text}", marks=getattr(pytest.mark, op.marker))
+         for op in OPS for form in op.forms]
+
+
+@pytest.mark.parametrize("op, form", FORMS)
+@given(data=st.data())
+def test_each_rule_matches_central_differences(op, form, data):
+    """Does the rule of each form of each op (x + y, x + 2.5, 2.5 + y, ...) give the gradient central differences
+    give, for every array operand, on inputs Hypothesis draws (broadcasting, size-1 axes, 0-d arrays)?"""
+    operands, kwargs = data.draw(DOMAINS[form.domain](**form.bounds), label=form.text)
+    arrays = [value for value in operands if isinstance(value, np.ndarray)]
+
+    def make(*tensors):
+        given = iter(tensors)
+        return op.forward(*[next(given) if isinstance(v, np.ndarray) else v for v in operands], **kwargs)
+
+    gradcheck(make, *arrays)

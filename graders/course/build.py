@@ -8,6 +8,7 @@ docstrings with the math included, is copied as it is.
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -53,11 +54,55 @@ class WouldOverwriteWork(Exception):
     """Files that hold work (a task's stub replaced): ``args[0]`` is their names."""
 
 
+def _stubs_by_function(text: str) -> list[tuple[str, str]]:
+    """Each stub's ``raise NotImplementedError("Task ...")`` of ``text`` as (its text, the qualified name of the
+    function that holds it: ``Tensor.exp.backward``). SyntaxError where ``text`` does not parse."""
+    found = []
+
+    def visit(node, path):
+        for child in ast.iter_child_nodes(node):
+            inner = [*path, child.name] if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                              ast.ClassDef)) else path
+            if isinstance(child, ast.Raise):
+                raised = ast.get_source_segment(text, child) or ""
+                for stub in STUB_RAISE.findall(raised):
+                    found.append((stub, ".".join(path)))
+            visit(child, inner)
+
+    visit(ast.parse(text), [])
+    return found
+
+
+def _functions(text: str) -> set[str]:
+    """The qualified names of every function and class of ``text``."""
+    names = set()
+
+    def visit(node, path):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(".".join([*path, child.name]))
+                visit(child, [*path, child.name])
+            else:
+                visit(child, path)
+
+    visit(ast.parse(text), [])
+    return names
+
+
 def holds_work(current: str, stub: str) -> bool:
-    """Would writing ``stub`` over ``current`` lose work? Yes when a ``raise NotImplementedError("Task ...")``
-    of the stub is missing from the current text: a task was filled in there (or the stub has a task the file
-    never had, which --force settles)."""
-    return not set(STUB_RAISE.findall(stub)) <= set(STUB_RAISE.findall(current))
+    """Would writing ``stub`` over ``current`` lose work? Yes when a ``raise NotImplementedError("Task ...")`` of
+    the stub is missing from the current text in a function the current text has: a task was filled in there. A
+    stub in a function the file does not have yet (a new task: its op, its method) loses nothing; a current text
+    that does not parse is taken to hold work."""
+    present = set(STUB_RAISE.findall(current))
+    missing = [(raised, function) for raised, function in _stubs_by_function(stub) if raised not in present]
+    if not missing:
+        return False
+    try:
+        functions = _functions(current)
+    except SyntaxError:
+        return True
+    return any(function in functions for _, function in missing)
 
 
 def build_exercises(solutions_dir: Path, out_dir: Path, *, force: bool = False) -> list[str]:

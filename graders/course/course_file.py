@@ -34,7 +34,7 @@ from pathlib import Path
 
 from graders import keys
 from graders import messages as msg
-from graders.tasks import BY_ID, TASKS
+from graders.tasks import BY_ID, TASKS, points_of
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -56,7 +56,7 @@ class CourseError(ValueError):
 def default_points(task_id: str) -> int:
     """A task's points in the task table: what a course gives it unless its file says otherwise. The one place the
     course reads the table's points."""
-    return BY_ID[task_id].points
+    return points_of(task_id)
 
 
 @dataclass(frozen=True)

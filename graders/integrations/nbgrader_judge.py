@@ -383,8 +383,12 @@ def keep_results(resources, result: dict) -> None:
     """Write the scorecard (or the error) and the grade's seconds beside the autograded notebook, as RESULTS_FILE,
     for ``autograd-lab nbgrader-report``: through a new file moved into place, so a link of that name is replaced,
     never followed. Only this process writes there after JudgeGrades removed any such file: the kernel ran on a
-    private copy of the folder. A folder it cannot write to costs the report that student, never the grade."""
-    folder = Path(resources.get("metadata", {}).get("path") or ".").resolve()
+    private copy of the folder. A folder it cannot write to costs the report that student, never the grade; without
+    the notebook's folder (resources nbgrader did not fill) nothing is written, never into the working folder."""
+    path = resources.get("metadata", {}).get("path")
+    if not path:
+        return
+    folder = Path(path).resolve()
     started = resources.get(STARTED)
     seconds = time.monotonic() - started if isinstance(started, float) else 0.0
     text = json.dumps({**result, "autograd_lab_seconds": round(seconds, 1)}, indent=2, sort_keys=True) + "\n"

@@ -1,16 +1,17 @@
 """The cost rungs' yardstick: numpy's own version of an op, timed on the rung's very inputs where no student code
 runs.
 
-A cost rung (graders.judge.checks.ops) allows a rule a multiple of what numpy takes for the op itself. That
-baseline cannot come from the worker: student code shares the worker's process and can slow anything there down
-(its own forward, numpy's ``sum``, the verb that times it), so a baseline taken there is a yardstick the student
-holds (issue 27: a rule 684 times too slow passed next to a numpy whose ``sum`` burned CPU). Here it is taken by a
-process of the judge's own, a fresh ``python -I`` that imports numpy, this module and the wire format only, on one
-BLAS thread as a worker is, from the judge's own arrays: the median of ``ROUNDS`` rounds' CPU time
-(``time.thread_time``) after a warm-up round. One such process serves a judge for its life (issue 31: one
-interpreter and numpy import a judge, not one a measurement): started with a grade whose tasks have cost rungs, so
-that its start overlaps the judge's own, and asked one measurement at a time. A judge process measures each (op,
-inputs) once and keeps the figure (``measure``), so a class graded with one key measures each rung once.
+A cost rung (graders.judge.checks.cost) allows a rule a multiple of what numpy takes for the op itself. That
+baseline cannot come from the worker: student code shares the worker's process and can slow anything there down (its
+own forward, numpy's ``sum``, the verb that times it), so a baseline taken there is a yardstick the student holds
+(issue 27: a rule 684 times too slow passed next to a numpy whose ``sum`` burned CPU). Here it is taken by a process
+of the judge's own, a fresh ``python -I`` that imports numpy, this module, the op registry (numpy's own version of
+each op, graders/ops.py) and the wire format only, on one BLAS thread as a worker is, from the judge's own arrays:
+the median of ``ROUNDS`` rounds' CPU time (``time.thread_time``) after a warm-up round. One such process serves a
+judge for its life (issue 31: one interpreter and numpy import a judge, not one a measurement): started with a grade
+whose tasks have cost rungs, so that its start overlaps the judge's own, and asked one measurement at a time. A
+judge process measures each (op, inputs) once and keeps the figure (``measure``), so a class graded with one key
+measures each rung once.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import numpy as np
 
 ROUNDS = 7
 TIMEOUT = 60.0  # seconds a measurement may take, numpy's import included: under 1 on a loaded machine
-# The worker verbs whose CPU time a cost rung holds to this yardstick (graders.tasks.TASKS: tasks 1.1 to 1.8).
+# The worker verbs whose CPU time a cost rung holds to this yardstick (graders.tasks.TASKS: 1.1 and the op tasks).
 TIMED_VERBS = ("op_cost", "unbroadcast_cost")
 
 
@@ -38,28 +39,23 @@ def _sum_to(grad: np.ndarray, shape: list[int]) -> np.ndarray:
     return grad.sum(axis=tuple(range(lead)) + ones).reshape(shape)
 
 
-# numpy's own version of each timed op, written out: what a cost rung's limit is a multiple of.
-OPS = {
-    "add": lambda x, y: x + y,
-    "mul": lambda x, y: x * y,
-    "matmul": lambda x, w: x @ w,
-    "exp": np.exp,
-    "tanh": np.tanh,
-    "sum": lambda x, axis: np.sum(x, axis=axis),
-    "reshape": lambda x, shape: x.reshape(shape).copy(),  # a view costs nothing: a copy is the least a rule moves
-    "unbroadcast": _sum_to,
-}
+def baseline(op: str):
+    """numpy's own version of ``op``, what a cost rung's limit is a multiple of: the op registry's (graders/ops.py,
+    each entry's ``Cost.numpy``), or unbroadcast's sum."""
+    from graders.ops import BY_NAME
+
+    return _sum_to if op == "unbroadcast" else BY_NAME[op].cost.baseline
 
 
 def seconds(op: str, sets: list[list], kwargs: dict, repeat: int) -> float:
-    """The median CPU seconds of ``repeat`` calls of OPS[op] on every set of operands, over ROUNDS rounds after a
-    warm-up one, in this process (the yardstick's own: never one that runs student code)."""
-    rounds = []
+    """The median CPU seconds of ``repeat`` calls of numpy's ``op`` on every set of operands, over ROUNDS rounds after
+    a warm-up one, in this process (the yardstick's own: never one that runs student code)."""
+    function, rounds = baseline(op), []
     for _ in range(1 + ROUNDS):
         start = time.thread_time()
         for _ in range(repeat):
             for operands in sets:
-                OPS[op](*operands, **kwargs)
+                function(*operands, **kwargs)
         rounds.append(time.thread_time() - start)
     return statistics.median(rounds[1:])
 
@@ -181,8 +177,10 @@ def _run(op: str, sets: list[list], kwargs: dict, repeat: int) -> float:
     other failure is the grader's (RuntimeError), and the next measurement starts a fresh process."""
     from graders.worker import protocol
 
-    if op not in OPS:
-        raise ValueError(f"no yardstick for {op!r}")
+    try:
+        baseline(op)
+    except KeyError:
+        raise ValueError(f"no yardstick for {op!r}") from None
     request = protocol.encode({"op": op, "sets": sets, "kwargs": kwargs, "repeat": repeat})
     failed = f"the cost rung's yardstick for {op} could not be measured"
     for again in (True, False):

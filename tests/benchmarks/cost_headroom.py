@@ -4,12 +4,14 @@
                                              [--only NAME ...]
 
 Each variant is the reference solution with one rule rewritten (a correct rule with a Python loop over one axis,
-or a forgery: finite differences, a loop per entry, a yardstick the worker slows down). It is graded ``--repeat``
-times on its task, with few Hypothesis examples (the cost rung is what is measured), and the figures the rung
-records (``TaskResult.data["cost"]``: the worker's CPU seconds read by the judge, numpy's on the same inputs
-measured by graders.judge.yardstick, their ratio and the limit) are printed as medians, with the headroom: how many
-times the limit is above a passing variant's median ratio, or below a failing one's. Figures, not a test: the
-machine is shared and noisy, and the grades' verdicts are what tests/test_hostile.py and the corpora pin.
+or a forgery: finite differences, a loop per entry, a yardstick the worker slows down), and every op's rule written
+as a Python loop over the elements (tests/corpus.py's PER_ELEMENT_LOOPS). It is graded ``--repeat`` times on its
+task, with few Hypothesis examples (the cost rung is what is measured), and the figures each op's rung records
+(``TaskResult.data["costs"]``: the worker's CPU seconds read by the judge, numpy's on the same inputs measured by
+graders.judge.yardstick, their ratio and the limit) are printed as medians, one row per op timed, with the
+headroom: how many times the limit is above a passing rule's median ratio, or below a failing one's (a variant's
+other ops, timed before the one it rewrites, pass). Figures, not a test: the machine is shared and noisy, and the
+grades' verdicts are what tests/test_hostile.py and the corpora pin.
 """
 
 from __future__ import annotations
@@ -24,6 +26,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+sys.path.insert(0, str(REPO / "tests"))
+
+from corpus import PER_ELEMENT_LOOPS  # noqa: E402
+
+from graders import ops  # noqa: E402
 from graders.judge import examples_cache  # noqa: E402
 from graders.judge.checks import base  # noqa: E402
 from graders.judge.grade import PASSED, grade  # noqa: E402
@@ -34,16 +41,10 @@ TANH = "            return (g * (1.0 - out**2),)\n"
 EXP = "            return (g * out,)\n"
 SUM = "            return (np.broadcast_to(_keep_reduced_axes(g, shape, axis, keepdims), shape).copy(),)\n"
 RESHAPE = "            return (g.reshape(old),)\n"
-# name -> (task, expected verdict, [(find, replace)] in tensor.py, or appended text)
+# name -> (task, expected verdict, [(find, replace)] in tensor.py, or appended text); the references first
 VARIANTS = {
     "reference 1.1": ("1.1", "pass", []),
-    "reference 1.4": ("1.4", "pass", []),
-    "reference 1.2": ("1.2", "pass", []),
-    "reference 1.3": ("1.3", "pass", []),
-    "reference 1.5": ("1.5", "pass", []),
-    "reference 1.6": ("1.6", "pass", []),
-    "reference 1.7": ("1.7", "pass", []),
-    "reference 1.8": ("1.8", "pass", []),
+    **{f"reference {task}": (task, "pass", []) for task in dict.fromkeys(op.task for op in ops.OPS)},
     "unbroadcast, a loop over the axes (kahn style)": ("1.1", "pass", [(
         "    while grad.ndim > len(shape):\n        grad = grad.sum(axis=0)\n",
         "    for _ in range(grad.ndim - len(shape)):\n        grad = grad.sum(axis=0)\n")]),
@@ -133,6 +134,7 @@ VARIANTS = {
                 d[i] = g[i] * (1.0 - out[i] ** 2)
             return (d,)
 """)]),
+    **{f"corpus {entry.name}": (entry.loses[0], "fail", [(entry.find, entry.replace)]) for entry in PER_ELEMENT_LOOPS},
 }
 
 
@@ -164,32 +166,33 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", help="variants whose name holds one of these")
     args = parser.parse_args()
     few_examples()
-    print(f"{'variant':56} {'task':4} {'want':4} {'CPU s':>7} {'numpy s':>8} {'ratio':>7} {'limit':>6} "
-          f"{'headroom':>8}  verdicts")
+    print(f"{'variant':48} {'want':4} {'op':11} {'CPU s':>7} {'numpy s':>8} {'ratio':>7} {'limit':>6} "
+          f"{'headroom':>14}  verdicts")
     with tempfile.TemporaryDirectory() as tmp:
         for number, (name, (task, want, patches)) in enumerate(VARIANTS.items()):
             if args.only and not any(part in name for part in args.only):
                 continue
             folder = submission(Path(tmp) / str(number), patches)
-            ratios, spent, numpy, verdicts, limit = [], [], [], [], None
+            figures, verdicts = {}, []
             for _ in range(args.repeat):
                 result = grade(folder, key=args.key, task_ids=(task,), isolation=args.isolation).results[0]
-                cost = result.data.get("cost")
                 verdicts.append("pass" if result.status == PASSED else
                                 "slow" if "too slow" in result.message else
                                 "timeout" if "did not finish" in result.message else "fail")
-                if cost:
-                    ratios.append(cost["ratio"])
-                    spent.append(cost["seconds"])
-                    numpy.append(cost["numpy_seconds"])
-                    limit = cost["limit"]
-            median = statistics.median(ratios) if ratios else float("nan")
-            seconds = [statistics.median(v) if v else float("nan") for v in (spent, numpy)]
-            headroom = (limit / median if want == "pass" else median / limit) if ratios and limit else float("nan")
-            print(f"{name[:56]:56} {task:4} {want:4} {seconds[0]:7.4f} {seconds[1]:8.5f} {median:7.1f} "
-                  f"{limit or 0:6.0f} {headroom:8.1f}  "
-                  f"{' '.join(verdicts)}", flush=True)
-
+                costs = result.data.get("costs") or ({"unbroadcast": result.data["cost"]} if "cost" in result.data
+                                                     else {})
+                for op, cost in costs.items():
+                    figures.setdefault(op, []).append(cost)
+            if not figures:  # every grade stopped before a figure: timed out, or failed before its rung
+                print(f"{name[:48]:48} {want:4} {'-':11} {'':7} {'':8} {'':7} {'':6} {'no figure':>14}  "
+                      f"{' '.join(verdicts)}", flush=True)
+            for op, costs in figures.items():
+                ratio = statistics.median(c["ratio"] for c in costs)
+                spent, numpy = (statistics.median(c[key] for c in costs) for key in ("seconds", "numpy_seconds"))
+                limit = costs[-1]["limit"]
+                headroom = f"{limit / ratio:.1f} x under" if ratio <= limit else f"{ratio / limit:.1f} x over"
+                print(f"{name[:48]:48} {want:4} {op:11} {spent:7.4f} {numpy:8.5f} {ratio:7.1f} {limit:6.0f} "
+                      f"{headroom:>14}  {' '.join(verdicts)}", flush=True)
 
 if __name__ == "__main__":
     main()

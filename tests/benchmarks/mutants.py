@@ -672,17 +672,45 @@ def family_edits(family: str, tree: ast.AST, src: Source, regions) -> list[Edit]
     return sorted(edits, key=lambda e: (e.start, e.end, e.kind, e.new))
 
 
+def definitions(tree: ast.AST, src: Source) -> list[tuple[int, int, str]]:
+    """(start, end, qualified name) of every function and class of a file, outermost first: ``Tensor.exp.backward``
+    for the rule nested in Tensor's exp."""
+    found = []
+
+    def visit(node: ast.AST, path: tuple[str, ...]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                inner = (*path, child.name)
+                found.append((src.start(child), src.end(child), ".".join(inner)))
+                visit(child, inner)
+            else:
+                visit(child, path)
+
+    visit(tree, ())
+    return found
+
+
+def function_at(defined: list[tuple[int, int, str]], offset: int) -> str:
+    """The qualified name of the innermost function or class holding byte ``offset`` ("" at a file's top)."""
+    holding = [name for start, end, name in defined if start <= offset < end]
+    return holding[-1] if holding else ""
+
+
 def mutants_of(name: str, text: str) -> list[Mutant]:
     """Every valid first-order mutant of one solution file: the classic family's, then the extended's, each
-    in source order. Ids are ``file:Lline:kind``, ``#n`` for the n-th edit of a kind on a line."""
+    in source order. Ids name where the edit is, never its line: ``file:function:kind``, the function's qualified
+    name (``tensor.py:Tensor.exp.backward:drop-stmt``), ``#n`` for the n-th edit of a kind in that function; an
+    edit elsewhere in the file leaves them as they are."""
     tree, src, regions = ast.parse(text), Source(text), marker_regions(text)
     reference, seen, mutants = ast.dump(tree), {text}, []
+    defined = definitions(tree, src)
     for family in FAMILIES:
         numbers: Counter = Counter()
         for edit in family_edits(family, tree, src, regions):
-            numbers[edit.line, edit.kind] += 1
-            number = numbers[edit.line, edit.kind]
-            mutant_id = f"{name}:L{edit.line}:{edit.kind}" + (f"#{number}" if number > 1 else "")
+            function = function_at(defined, edit.start)
+            numbers[function, edit.kind] += 1
+            number = numbers[function, edit.kind]
+            mutant_id = f"{name}:{function}:{edit.kind}" + (f"#{number}" if number > 1 else "")
             mutated = src.apply(edit)
             if mutated in seen or not compiles(mutated, name) or ast.dump(ast.parse(mutated)) == reference:
                 continue

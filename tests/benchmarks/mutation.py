@@ -65,8 +65,10 @@ without CUDA, is ignored) and *survives* when all pass. A grader error also
 kills it, but is listed apart: it is a bug of the graders, not a catch.
 EQUIVALENT lists the mutants reviewed and found to behave exactly as the
 reference (no grader could kill them), each with its reason; they are left out
-of the score. Ids carry line numbers, so an edit above a body moves them: the
-report names the EQUIVALENT entries that no longer match a mutant.
+of the score. Ids name the function an edit is in, never its line
+(tests/test_mutation_ids.py holds every id listed here, and every one the docs
+quote, to a mutant that exists); the report names the EQUIVALENT entries that
+no longer match a mutant.
 SEEN_ON_CUDA_ONLY lists mutants that leave a tensor on the CPU: only 6.2, on
 CUDA, can see them, so on a machine without CUDA they are reported apart and
 left out of the score.
@@ -74,7 +76,8 @@ left out of the score.
 Printed: per family and file the candidates, mutants graded, killed, survived,
 equivalent, grader errors and the score, killed / (mutants - equivalent) in
 percent; the same per family and in total; every survivor with its id
-(``file:Lline:kind``, ``#n`` for the n-th of the same kind on a line) and a
+(``file:function:kind``, the function's qualified name, ``#n`` for the
+n-th of the same kind in that function) and a
 one-line diff; the families, seed, count and wall time. A figure, not a test:
 it always exits 0, except 2 when the reference itself fails one of its tasks
 (then no score means anything) or ``--ids`` names no such mutant, and
@@ -106,35 +109,39 @@ from mutants import FAMILIES, Mutant, marker_regions, mutants_of  # noqa: E402
 # Mutants reviewed and found equivalent to the reference: id -> why no grader can tell them apart.
 EQUIVALENT: dict[str, str] = {
     # classic
-    "tensor.py:L178:neg-add#4": "(-y)**2 is y**2: negation is exact in floating point, so the squares are equal "
-                                "bit for bit (only a NaN's sign bit can differ)",
-    "torch_loop.py:L18:stmt-drop": "Module.to and Tensor.to take a device string, a torch.device or an index as "
-                                   "torch.device() does, and fail on the same bad names, so converting first "
-                                   "changes nothing",
-    "tensor.py:L58:const-1-0#2": "summing a size-1 axis only where the gradient is longer than 1 (!= 0 here, > 1 in "
-                                 "a style of tests/corpus_correct) differs from the reference only on an axis "
-                                 "stretched to length 0; the graders draw no such shape, on purpose, so that both "
-                                 "readings of unbroadcast get full marks",
+    "tensor.py:Tensor.__truediv__.backward:neg-add#4": (
+        "(-y)**2 is y**2: negation is exact in floating point, so the squares are equal bit for bit (only a NaN's sign"
+        " bit can differ)"),
+    "torch_loop.py:fit_torch:stmt-drop": (
+        "Module.to and Tensor.to take a device string, a torch.device or an index as torch.device() does, and fail on "
+        "the same bad names, so converting first changes nothing"),
+    "tensor.py:unbroadcast:const-1-0#2": (
+        "summing a size-1 axis only where the gradient is longer than 1 (!= 0 here, > 1 in a style of "
+        "tests/corpus_correct) differs from the reference only on an axis stretched to length 0; the graders draw no "
+        "such shape, on purpose, so that both readings of unbroadcast get full marks"),
     # extended
-    "torch_loop.py:L21:loop-reverse": "the loop variable _ is never read: reversed(range(epochs)) runs as many "
-                                      "epochs, and nothing else changes",
-    "train.py:L58:axis-add": "losses is a list of floats, 1-D, so axis=0 is all of it: the same mean bit for bit "
-                             "(nan for an empty list either way)",
-    "train.py:L111:dtype-drop": "history['train_loss'] is a list of Python floats (train_epoch returns floats, a "
-                                "resumed history comes from .tolist()), which numpy stores as float64 unasked, an "
-                                "empty list too",
-    "train.py:L112:array-asarray": "np.asarray of a list builds a new array as np.array does (only an ndarray "
-                                   "argument could be shared), and history['val_loss'] is a list",
-    "train.py:L35:cast-float-drop": "np.mean of a list of floats is an np.float64, a subclass of float with the same "
-                                    "value: arithmetic, comparisons, isinstance(x, float), json and the wire give "
-                                    "the same; only type(x) is float tells, and the contract asks for a float, "
-                                    "which it is",
-    "train.py:L58:cast-float-drop": "as train.py:L35:cast-float-drop: np.float64 is a float of the same value",
-    "tensor.py:L274:copy-drop": "the sum's gradient returned as np.broadcast_to's read-only view, not a copy: the "
-                                "same values and shape, and both are right, since the engine never writes into a "
-                                "rule's gradient (it adds into new arrays and copies into .grad) and PyTorch's "
-                                "SumBackward returns an expanded view too (grad.expand); only the writeable flag "
-                                "and the strides differ, which no grader reads, on purpose",
+    "torch_loop.py:fit_torch:loop-reverse": (
+        "the loop variable _ is never read: reversed(range(epochs)) runs as many epochs, and nothing else changes"),
+    "train.py:evaluate:axis-add": (
+        "losses is a list of floats, 1-D, so axis=0 is all of it: the same mean bit for bit (nan for an empty list "
+        "either way)"),
+    "train.py:_save_checkpoint:dtype-drop": (
+        "history['train_loss'] is a list of Python floats (train_epoch returns floats, a resumed history comes from "
+        ".tolist()), which numpy stores as float64 unasked, an empty list too"),
+    "train.py:_save_checkpoint:array-asarray#2": (
+        "np.asarray of a list builds a new array as np.array does (only an ndarray argument could be shared), and "
+        "history['val_loss'] is a list"),
+    "train.py:train_epoch:cast-float-drop": (
+        "np.mean of a list of floats is an np.float64, a subclass of float with the same value: arithmetic, "
+        "comparisons, isinstance(x, float), json and the wire give the same; only type(x) is float tells, and the "
+        "contract asks for a float, which it is"),
+    "train.py:evaluate:cast-float-drop": (
+        "as train.py:train_epoch:cast-float-drop: np.float64 is a float of the same value"),
+    "tensor.py:Tensor.sum.backward:copy-drop": (
+        "the sum's gradient returned as np.broadcast_to's read-only view, not a copy: the same values and shape, and "
+        "both are right, since the engine never writes into a rule's gradient (it adds into new arrays and copies into"
+        " .grad) and PyTorch's SumBackward returns an expanded view too (grad.expand); only the writeable flag and the"
+        " strides differ, which no grader reads, on purpose"),
 }
 
 DEFAULT_COUNT = 480
@@ -142,16 +149,22 @@ DEFAULT_COUNT = 480
 # the CPU changes no number, so 6.1 does not grade it there (docs/security.md) and only 6.2, on CUDA, sees it.
 # Without CUDA they are left out of the score, reported apart; with it they count as any other.
 SEEN_ON_CUDA_ONLY: dict[str, str] = {
-    "torch_loop.py:L25:var-device-xb": "xb.to(xb): the training inputs stay where they were",
-    "torch_loop.py:L35:var-device-xb": "xb.to(xb): the validation inputs stay where they were",
-    "torch_loop.py:L35:var-device-yb#2": "yb.to(yb): the validation targets stay where they were",
-    "torch_loop.py:L35:var-device-xb#2": "yb.to(xb), xb the validation inputs before their move: the targets stay "
-                                         "where the inputs were",
-    "torch_loop.py:L19:stmt-drop": "the model is never moved",
-    "torch_loop.py:L25:stmt-drop": "the training batches are never moved",
-    "torch_loop.py:L25:var-device-xb#2": "yb.to(xb) reads xb before the tuple's assignment: the training targets "
-                                         "stay where the inputs were",
-    "torch_loop.py:L25:var-device-yb#2": "yb.to(yb): the training targets stay where they were",
+    "torch_loop.py:fit_torch:var-device-xb": (
+        "xb.to(xb): the training inputs stay where they were"),
+    "torch_loop.py:fit_torch:var-device-xb#3": (
+        "xb.to(xb): the validation inputs stay where they were"),
+    "torch_loop.py:fit_torch:var-device-yb#4": (
+        "yb.to(yb): the validation targets stay where they were"),
+    "torch_loop.py:fit_torch:var-device-xb#4": (
+        "yb.to(xb), xb the validation inputs before their move: the targets stay where the inputs were"),
+    "torch_loop.py:fit_torch:stmt-drop#2": (
+        "the model is never moved"),
+    "torch_loop.py:fit_torch:stmt-drop#8": (
+        "the training batches are never moved"),
+    "torch_loop.py:fit_torch:var-device-xb#2": (
+        "yb.to(xb) reads xb before the tuple's assignment: the training targets stay where the inputs were"),
+    "torch_loop.py:fit_torch:var-device-yb#2": (
+        "yb.to(yb): the training targets stay where they were"),
 }
 
 PASSED, SKIPPED, ERROR = "passed", "skipped", "grader error"

@@ -312,31 +312,3 @@ def task_6_2(lab):
     assert train[-1] < train[0], f"20 epochs on CUDA took the loss from {train[0]:.4f} to {train[-1]:.4f}"
     assert next(model.parameters()).is_cuda, "the model's parameters are not on the GPU after fit_torch"
 
-
-# The check of each task in graders.tasks.TASKS.
-VISIBLE_CHECKS = {
-    "1.1": task_1_1,
-    "1.2": task_1_2,
-    "1.3": task_1_3,
-    "1.4": task_1_4,
-    "1.5": task_1_5,
-    "1.6": task_1_6,
-    "1.7": task_1_7,
-    "1.8": task_1_8,
-    "2.1": task_2_1,
-    "2.2": task_2_2,
-    "2.3": task_2_3,
-    "2.4": task_2_4,
-    "3.1": task_3_1,
-    "3.2": task_3_2,
-    "3.3": task_3_3,
-    "4.1": task_4_1,
-    "4.2": task_4_2,
-    "5.1": task_5_1,
-    "5.2": task_5_2,
-    "5.3": task_5_3,
-    "5.4": task_5_4,
-    "5.5": task_5_5,
-    "6.1": task_6_1,
-    "6.2": task_6_2,
-}

@@ -1,4 +1,5 @@
-"""Tasks 1.1-1.8: each op's backward rule against torch.autograd, one line per op.
+"""The op tasks: each op's backward rule against torch.autograd, every form of every op of graders/ops.py (the op
+registry) on its friendly example, its cost rung and Hypothesis's inputs; and task 1.1, unbroadcast.
 
 The rule is called directly (``out._backward(g)``), not through the engine,
 so these tasks can be done, and graded, before task 2.1. In tasks 1.2 and 1.3
@@ -16,83 +17,58 @@ import numpy as np
 from hypothesis import strategies as st
 
 from graders import messages as msg
-from graders.isolation.worker_process import WorkerDied, WorkerTimedOut
+from graders import ops
 from graders.judge import reference
 from graders.judge import strategies as s
-from graders.judge import yardstick as timing
 from graders.judge.checks.base import TIGHT, CheckFailed, Context
+from graders.judge.checks.cost import charge_cost, cost_operands, costed, timed_rung, unbroadcast_cost_sets
+from graders.ops import UNBROADCAST_COST, UNBROADCAST_REPEAT, Domain, Op
 
-EXAMPLES_PER_OP = 40
 NAMES = "xy"  # the operands, by position, as the stubs name them (x @ w for matmul)
 
 
 @dataclass(frozen=True)
 class OpCase:
-    """One op of tasks 1.2-1.8 as the ladder grades it: its task, the op's name and text, torch's version (the expected
-    values), the strategy that draws its operands, the friendly fixed point, and the hint a wrong rule gets. One line
-    per op in CASES, so adding an op is adding a line."""
-    task: str
-    op: str
+    """One form of an op as the ladder grades it (graders/ops.py's ``Form`` with its ``Op``): the op, its task, how
+    it reads, torch's version of it (the expected values), the strategy that draws its operands, the friendly example
+    and the hint a wrong rule gets."""
+    op: Op
     text: str
-    torch: Callable
     operands: st.SearchStrategy  # of (operands, kwargs); an operand is an ndarray or a float constant
-    fixed: tuple
+    example: tuple
     hint: str
 
+    @property
+    def task(self) -> str:
+        """The id of the task that grades the op."""
+        return self.op.task
 
-def _torch(name):
-    """torch's ``name``, looked up when called: torch is imported only when an expected value is computed."""
-    def op(*args, **kwargs):
-        import torch
+    @property
+    def name(self) -> str:
+        """The op's name, as the worker knows it."""
+        return self.op.name
 
-        return getattr(torch, name)(*args, **kwargs)
-    return op
-
-
-def _torch_reduce(name):
-    def reduce(a, axis=None, keepdims=False):
-        dims = tuple(range(a.ndim)) if axis is None else axis
-        return _torch(name)(a, dim=dims, keepdim=keepdims)
-    return reduce
+    @property
+    def torch(self) -> Callable:
+        """The op on torch's tensors: the expected values."""
+        return self.op.torch_function
 
 
-A = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
-B = np.array([0.5, 2.0, -1.5])
-W = np.array([[1.0, -0.5], [0.25, 2.0], [-1.5, 0.75]])
-POSITIVE = np.array([[0.5, 1.0, 2.0], [1.5, 0.25, 3.0]])
+def domain(form_domain: Domain) -> st.SearchStrategy:
+    """The strategy of graders/judge/strategies.py a form's domain names."""
+    return getattr(s, form_domain.name)(**form_domain.bounds)
 
-# The op table, written out: task, op, how it reads, torch's version, inputs, a friendly point, its hint
-# (graders/messages.py: a hint names what to think about, never the formula).
-CASES = (
-    OpCase("1.2", "add", "x + y", lambda a, b: a + b, s.operand_pairs(), ([A, B], {}), msg.HINT_ADD),
-    OpCase("1.2", "add", "x + 2.5", lambda a, b: a + b, s.operands_with_constants(left=False), ([A, 2.5], {}), msg.HINT_ADD_CONSTANT),
-    OpCase("1.2", "add", "2.5 + y", lambda a, b: a + b, s.operands_with_constants(left=True), ([2.5, A], {}), msg.HINT_ADD_CONSTANT),
-    OpCase("1.2", "sub", "x - y", lambda a, b: a - b, s.operand_pairs(), ([A, B], {}), msg.HINT_SUB),
-    OpCase("1.2", "sub", "2.5 - y", lambda a, b: a - b, s.operands_with_constants(left=True), ([2.5, A], {}), msg.HINT_SUB_CONSTANT),
-    OpCase("1.2", "neg", "-x", lambda a: -a, s.single_operands(), ([A], {}), msg.HINT_NEG),
-    OpCase("1.3", "mul", "x * y", lambda a, b: a * b, s.operand_pairs(), ([A, B], {}), msg.HINT_MUL),
-    OpCase("1.3", "mul", "x * 2.5", lambda a, b: a * b, s.operands_with_constants(left=False), ([A, 2.5], {}), msg.HINT_MUL_CONSTANT),
-    OpCase("1.3", "div", "x / y", lambda a, b: a / b, s.operand_pairs(divisor=True), ([A, B], {}), msg.HINT_DIV),
-    OpCase("1.3", "div", "2.5 / y", lambda a, b: a / b, s.operands_with_constants(left=True, divisor=True), ([2.5, POSITIVE], {}), msg.HINT_DIV_CONSTANT),
-    OpCase("1.4", "matmul", "x @ w", lambda a, b: a @ b, s.matmul_operands(), ([A, W], {}), msg.HINT_MATMUL),
-    OpCase("1.5", "pow", "x ** p", lambda a, p: a**p, s.power_operands(), ([POSITIVE], {"p": 3.0}), msg.HINT_POW),
-    OpCase("1.5", "exp", "x.exp()", _torch("exp"), s.single_operands(), ([A], {}), msg.HINT_EXP),
-    OpCase("1.5", "log", "x.log()", _torch("log"), s.single_operands(min_value=0.2, max_value=5.0), ([POSITIVE], {}), msg.HINT_LOG),
-    OpCase("1.6", "relu", "x.relu()", _torch("relu"), s.single_operands(away_from_zero=0.01), ([A], {}), msg.HINT_RELU),
-    OpCase("1.6", "tanh", "x.tanh()", _torch("tanh"), s.single_operands(), ([A], {}), msg.HINT_TANH),
-    OpCase("1.6", "sigmoid", "x.sigmoid()", _torch("sigmoid"), s.single_operands(), ([A], {}), msg.HINT_SIGMOID),
-    OpCase("1.7", "sum", "x.sum(axis, keepdims)", _torch_reduce("sum"), s.reduction_operands(), ([A], {"axis": 0, "keepdims": False}), msg.HINT_SUM),
-    OpCase("1.7", "mean", "x.mean(axis, keepdims)", _torch_reduce("mean"), s.reduction_operands(), ([A], {"axis": 1, "keepdims": True}), msg.HINT_MEAN),
-    OpCase("1.7", "square_mean", "x.square_mean()", lambda a: (a**2).mean(), s.single_operands(min_dims=1), ([A], {}), msg.HINT_SQUARE_MEAN),
-    OpCase("1.8", "reshape", "x.reshape(*shape)", lambda a, shape: a.reshape(shape), s.reshape_operands(), ([A], {"shape": (3, 2)}), msg.HINT_RESHAPE),
-    OpCase("1.8", "T", "x.T", lambda a: a.permute(tuple(reversed(range(a.ndim)))), s.single_operands(), ([A], {}), msg.HINT_T),
-)
 
-CASES_BY_OP = {case.op: case for case in CASES}
+def cases_of(task_id: str) -> list[OpCase]:
+    """The forms of the ops task ``task_id`` grades, in the registry's order."""
+    return [OpCase(op, form.text, domain(form.domain), form.example, form.hint)
+            for op in ops.of_task(task_id) for form in op.forms]
 
-# sigmoid where exp(-x) overflows: its out is 0 or 1 there, and its gradient 0 (a rule from x gives nan)
-SIGMOID_AT_EXTREMES = OpCase("1.6", "sigmoid", "x.sigmoid() at large |x|", _torch("sigmoid"), s.single_operands(), ([np.array([[-800.0, -30.0, 0.5, 30.0, 800.0]])], {}), msg.HINT_SIGMOID_EXTREMES)
-RELU_AT_ZERO = OpCase("1.6", "relu", "x.relu() at x = -1, 0 and 2", _torch("relu"), s.single_operands(), ([np.array([[-1.0, 0.0, 2.0]])], {}), msg.HINT_RELU_AT_ZERO)
+
+def edges_of(task_id: str) -> list[OpCase]:
+    """The points where rules often go wrong of the ops task ``task_id`` grades, each with its own hint."""
+    return [OpCase(op, edge.text, s.single_operands(), (edge.operands, {}), edge.hint)
+            for op in ops.of_task(task_id) for edge in op.edges]
 
 
 def _sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
@@ -103,36 +79,19 @@ def _sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
     return (summed.sum() if shape == () else summed.sum_to_size(shape)).numpy()
 
 
-# Mistakes that can be recognised from their numbers: (op, the input's index) -> [(the gradient that mistake gives,
-# from the operands, g and out; what the hint then says)]. A hint names the mistake, never the formula.
-MISTAKES = {
-    ("mul", 0): [(lambda x, g, out: g * x[0], msg.HINT_OP_MISTAKES["mul_x_by_itself"])],
-    ("mul", 1): [(lambda x, g, out: g * x[1], msg.HINT_OP_MISTAKES["mul_y_by_itself"])],
-    ("div", 1): [(lambda x, g, out: -g / x[1] ** 2, msg.HINT_OP_MISTAKES["div_no_numerator"])],
-    ("exp", 0): [(lambda x, g, out: g, msg.HINT_OP_MISTAKES["exp_unchanged"])],
-    ("log", 0): [(lambda x, g, out: g * x[0], msg.HINT_OP_MISTAKES["log_multiplied"])],
-    ("relu", 0): [(lambda x, g, out: g * (x[0] >= 0), msg.HINT_OP_MISTAKES["relu_at_zero"])],
-    ("tanh", 0): [(lambda x, g, out: g * (1.0 - x[0] ** 2), msg.HINT_OP_MISTAKES["tanh_of_input"]),
-                  (lambda x, g, out: g * (1.0 - out), msg.HINT_OP_MISTAKES["tanh_not_squared"])],
-    ("sigmoid", 0): [(lambda x, g, out: g * x[0] * (1.0 - x[0]), msg.HINT_OP_MISTAKES["sigmoid_of_input"]),
-                     (lambda x, g, out: g * out, msg.HINT_OP_MISTAKES["sigmoid_half"])],
-    ("square_mean", 0): [(lambda x, g, out: g * 2.0 * x[0], msg.HINT_OP_MISTAKES["square_mean_not_divided"]),
-                         (lambda x, g, out: g * x[0] / x[0].size, msg.HINT_OP_MISTAKES["square_mean_no_two"])],
-}
-
-
 def _mistake_models(case: OpCase, operands, kwargs, upstream, index: int):
-    """The (gradient, hint) of each known mistake for input ``index`` of ``case`` at these inputs."""
+    """The (gradient, hint) of each known mistake of the registry for input ``index`` of ``case`` at these inputs
+    (graders/ops.py's ``Mistake``: each a gradient computed from the operands, g, out and the keyword arguments). A
+    hint names the mistake, never the formula."""
     arrays = [np.asarray(v, dtype=np.float64) for v in operands]
     out = np.asarray(reference.vjp(case.torch, list(operands), kwargs)[0], dtype=np.float64)
     g = np.asarray(upstream, dtype=np.float64)
-    if case.op == "pow":
-        p = kwargs["p"]
-        return [(g * p * arrays[0] ** p, msg.HINT_OP_MISTAKES["pow_not_lowered"])]
     models = []
-    for model, hint in MISTAKES.get((case.op, index), ()):
-        with np.errstate(all="ignore"):
-            models.append((_sum_to(model(arrays, g, out), np.shape(operands[index])), hint))
+    for mistake in case.op.mistakes:
+        if mistake.operand == index:
+            with np.errstate(all="ignore"):
+                models.append((_sum_to(mistake.model(arrays, g, out, kwargs), np.shape(operands[index])),
+                               mistake.hint))
     return models
 
 
@@ -156,7 +115,7 @@ def _kwargs_text(kwargs) -> str:
 
 def operand_names(case: OpCase, operands) -> list[str]:
     """The name of each Tensor operand, by its position, as the stub names it: ``2.5 - y`` has one, ``y``."""
-    names = "xw" if case.op == "matmul" else NAMES
+    names = "xw" if case.name == "matmul" else NAMES
     return [names[position] for position, value in enumerate(operands) if isinstance(value, np.ndarray)]
 
 
@@ -194,7 +153,7 @@ def check_case(ctx: Context, case: OpCase, operands, kwargs, upstream, *, witnes
     text = f"{case.text} with {_kwargs_text(kwargs)}" if kwargs else case.text
     try:
         answer = ctx.ask("op_backward", f"calling the backward rule of {text}", package=ctx.task.route.package,
-                         op=case.op, operands=wire, kwargs=wire_kwargs, upstream=upstream,
+                         op=case.name, operands=wire, kwargs=wire_kwargs, upstream=upstream,
                          isolate_unbroadcast=ctx.task.route.asks("unbroadcast"))
     except CheckFailed as failure:  # show the inputs that made the student's code raise, and what it must return
         text = str(failure)
@@ -235,13 +194,18 @@ def _upstream(shape, rng_seed: int) -> np.ndarray:
     return np.asarray(np.round(np.random.default_rng(rng_seed).uniform(-2.0, 2.0, shape), 2))
 
 
-def check_ops(ctx: Context, cases, examples: int = EXAMPLES_PER_OP) -> None:
-    """The ladder for each op of a task: the friendly point, the cost on a large input, then Hypothesis's inputs."""
+def check_ops(ctx: Context, task_id: str) -> None:
+    """The ladder of an op task: the points where rules often go wrong, each form's friendly example, the cost rung
+    of each op on a large input, then Hypothesis's inputs for each form."""
+    for case in edges_of(task_id):
+        operands, kwargs = case.example
+        check_case(ctx, case, operands, kwargs, np.ones(output_shape(ctx, case, operands, kwargs)))
+    cases = cases_of(task_id)
     for case in cases:
-        operands, kwargs = case.fixed
+        operands, kwargs = case.example
         out_shape = output_shape(ctx, case, operands, kwargs)
         check_case(ctx, case, operands, kwargs, _upstream(out_shape, 0), witness=True)
-    wrong_when_timed, too_slow = costed(ctx, check_cost)  # before the drawn examples: a rule in disguise fails fast
+    wrong_when_timed, too_slow = cost_rungs(ctx, ops.of_task(task_id))  # before the drawn examples: fails fast
 
     for case in cases:
         def one(drawn, case=case):
@@ -249,29 +213,30 @@ def check_ops(ctx: Context, cases, examples: int = EXAMPLES_PER_OP) -> None:
             out_shape = output_shape(ctx, case, operands, kwargs)
             check_case(ctx, case, operands, kwargs, _upstream(out_shape, g_seed))
 
-        ctx.forall(st.tuples(case.operands, st.integers(0, 2**16)), one, examples=examples)
-    if wrong_when_timed is not None:  # right on every drawn input, wrong only on the large one that was timed
+        ctx.forall(st.tuples(case.operands, st.integers(0, 2**16)), one, examples=case.op.examples)
+    if wrong_when_timed is not None:  # right on every drawn input, wrong only on a large one that was timed
         raise wrong_when_timed
     charge_cost(ctx, too_slow)
 
 
-COST_POINTS = 1  # of an op task's points, what its cost rung is worth; the values earn the rest
+def rules(ctx: Context) -> None:
+    """The check of every op task (graders/tasks.py's ``op_task``): the backward rules of the ops of graders/ops.py
+    that name its task."""
+    check_ops(ctx, ctx.task.id)
 
 
-def costed(ctx: Context, rung) -> tuple[CheckFailed | None, CheckFailed | None]:
-    """The cost rung ``rung`` run: (its answer's wrong values, if any, to raise after the drawn examples; its
-    failure for time, to charge once every value is right: ``charge_cost``)."""
-    try:
-        return rung(ctx), None
-    except CheckFailed as failure:
-        return None, failure
-
-
-def charge_cost(ctx: Context, too_slow: CheckFailed | None) -> None:
-    """A rule right on every input but too slow keeps the points of its values: the cost rung costs COST_POINTS."""
-    if too_slow is not None:
-        ctx.earn(ctx.task.points - COST_POINTS, msg.PARTIAL_VALUES.format(cost=COST_POINTS))
-        raise too_slow
+def cost_rungs(ctx: Context, task_ops) -> tuple[CheckFailed | None, CheckFailed | None]:
+    """The cost rung of each op, in order, up to the first whose timed answer is wrong or too slow: (that wrong
+    answer's failure, that slowness's), as ``costed`` gives them. Each op's figures are kept in the task's data
+    under ``costs``."""
+    for op in task_ops:
+        ctx.data.pop("cost", None)
+        wrong, too_slow = costed(ctx, partial(check_cost, op=op))
+        if "cost" in ctx.data:
+            ctx.data.setdefault("costs", {})[op.name] = ctx.data["cost"]
+        if wrong is not None or too_slow is not None:
+            return wrong, too_slow
+    return None, None
 
 
 def output_shape(ctx: Context, case: OpCase, operands, kwargs) -> tuple[int, ...]:
@@ -280,11 +245,6 @@ def output_shape(ctx: Context, case: OpCase, operands, kwargs) -> tuple[int, ...
     return ctx.expected(f"shape of {case.task} {case.text}",
                         lambda operands, kwargs: np.shape(reference.vjp(case.torch, operands, kwargs)[0]),
                         operands, kwargs)
-
-
-def cases_of(task_id: str) -> list[OpCase]:
-    """The op cases of task ``task_id``, in CASES' order."""
-    return [case for case in CASES if case.task == task_id]
 
 
 def unbroadcast(ctx: Context) -> None:
@@ -316,32 +276,6 @@ def _unbroadcast_expected(grad: np.ndarray, target: tuple) -> np.ndarray:
     return torch.from_numpy(grad).sum_to_size(target).numpy() if target else np.asarray(grad.sum())
 
 
-UNBROADCAST_COST = 50.0  # times the judge's numpy sum of the same gradients
-UNBROADCAST_REPEAT = 30
-COST_TIMEOUT_FLOOR = 5.0  # seconds a timed request is given at the least, however small its limit
-# A rule over its limit is timed again, with the yardstick, up to this many times in all, and its best ratio
-# counts: a machine busy for a moment once put a correct rule at 7 times its usual CPU time (the limits sit at
-# least four times above correct rules), while a rule over its limit by its nature is over it every time.
-COST_ATTEMPTS = 3
-
-
-def unbroadcast_cost_sets(ctx: Context) -> list[tuple[np.ndarray, tuple]]:
-    """The (gradient, target) pairs the cost rung of 1.1 times: a small one of the drawn examples' sizes, a large
-    gradient summed over its rows ((r, c) to (1, c)) and one summed over a leading axis ((2, s, t) to (s, t)). In
-    the second, every entry of the target is an output: a rule that costs a sum over the whole gradient per output
-    entry (finite differences of ``np.broadcast_to``, say) spends thousands of times the sum itself there. Sides
-    and values are drawn from the key, as cost_operands draws them; without one they are fixed."""
-    rng = np.random.default_rng([ctx.key, 0]) if ctx.key is not None else None
-    if rng is None:
-        rows, leading = _BIG, _BIG3
-    else:
-        rows = np.round(rng.uniform(-1.0, 1.0, (int(rng.integers(240, 321)), int(rng.integers(240, 321)))), 2)
-        leading = np.round(rng.uniform(-1.0, 1.0, (2, int(rng.integers(60, 101)), int(rng.integers(60, 101)))), 2)
-    corner = int(rng.integers(1, 5)) if rng is not None else 3
-    small = rows[:corner, :corner].copy()
-    return [(small, (1, corner)), (rows, (1, rows.shape[1])), (leading, leading.shape[1:])]
-
-
 def check_unbroadcast_cost(ctx: Context) -> CheckFailed | None:
     """unbroadcast on large gradients, its CPU time against the judge's own numpy sum of them (graders.judge.
     yardstick); every answer timed is checked (a wrong one is returned, as by check_cost) against torch's sums,
@@ -369,161 +303,37 @@ def check_unbroadcast_cost(ctx: Context) -> CheckFailed | None:
                       head=head, check=check)
 
 
-def timed_rung(ctx: Context, verb: str, args: dict, *, yardstick: tuple, timed: str, ratio: float, head: dict,
-               check) -> CheckFailed | None:
-    """The cost rung: the worker's CPU time for ``verb`` (the student's code, ``args["repeat"]`` times on each
-    set), read by the judge from the kernel, must stay within ``ratio`` x the yardstick's: numpy's own op on the
-    same inputs, as many times, timed where no student code runs (graders.judge.yardstick). Nothing the worker
-    does or says moves the limit, and no flat seconds of slack are added to it: the timed sizes make a rule that
-    is asymptotically slower (work per input times outputs) spend orders of magnitude more than the limit.
-    ``check`` holds the very answer that was timed (its CheckFailed is returned, to be raised after the drawn
-    examples)."""
-    ctx.check_route(verb, args)
-    op, sets, kwargs = yardstick
-    best = None
-    for _ in range(COST_ATTEMPTS):
-        base = timing.measure(op, sets, kwargs, args["repeat"])
-        limit = ratio * base
-        try:
-            reply = ctx.worker.request(verb, args, timeout=max(COST_TIMEOUT_FLOOR, 4 * limit), measure_cpu=True)
-        except (WorkerDied, WorkerTimedOut):
-            ctx.oracle_failed(timed)
-            raise CheckFailed(msg.COSTLY_TIMEOUT.format(floor=COST_TIMEOUT_FLOOR, **head)) from None
-        ctx.oracle_failed(timed)
-        if "ok" not in reply:
-            raise ctx.student_error(reply["error"], timed)
-        spent = ctx.worker.last_cpu_seconds
-        try:  # every answer timed is checked: a rule cannot be fast at a second try by being wrong there
-            check(ctx.parsed(verb, reply["ok"], timed))
-        except CheckFailed as wrong:
-            return wrong
-        if best is None or spent / base < best[0] / best[1]:
-            best = (spent, base)
-        if spent <= limit:
-            break
-    spent, base = best
-    ctx.data["cost"] = {"seconds": spent, "numpy_seconds": base, "ratio": spent / base, "limit": ratio}
-    if spent > ratio * base:
-        raise CheckFailed(msg.COSTLY.format(ratio=spent / base, spent=spent, base_seconds=base, **head))
-    return None
-
-
-@dataclass(frozen=True)
-class CostCase:
-    """One op of a task timed on a large input: its rule may cost ``ratio`` x numpy's own op on the same inputs."""
-    op: str
-    text: str
-    operands: tuple
-    kwargs: dict
-    ratio: float
-    hint: str
-    sides: tuple[int, int] = (240, 321)  # the range of the large input's sides, drawn with a key
-    repeat: int = 30  # calls of the rule per set in the timed request, so that its reading and writing is small
-
-
-_RNG = np.random.default_rng(0)
-_BIG = np.round(_RNG.uniform(-1.0, 1.0, (300, 300)), 2)
-_SQUARE = _RNG.standard_normal((160, 160))
-_BIG3 = np.round(_RNG.uniform(-1.0, 1.0, (2, 80, 80)), 2)
-COSTS = {
-    "1.2": CostCase("add", "x + y", (_BIG, _BIG[0]), {}, 200.0, msg.HINT_COST_FORMULA),
-    "1.3": CostCase("mul", "x * y", (_BIG, _BIG), {}, 200.0, msg.HINT_COST_FORMULA),
-    "1.4": CostCase("matmul", "x @ w", (_SQUARE, _SQUARE.T.copy()), {}, 100.0, msg.HINT_COST_MATMUL, (130, 181), repeat=10),
-    "1.5": CostCase("exp", "x.exp()", (_BIG,), {}, 70.0, msg.HINT_COST_FORMULA, repeat=10),
-    "1.6": CostCase("tanh", "x.tanh()", (_BIG,), {}, 45.0, msg.HINT_COST_FORMULA, repeat=10),
-    "1.7": CostCase("sum", "x.sum(axis=0)", (_BIG,), {"axis": 0}, 80.0, msg.HINT_COST_FORMULA),
-    "1.8": CostCase("reshape", "x.reshape(-1)", (_BIG,), {"shape": [-1]}, 60.0, msg.HINT_COST_FORMULA),
-}
-
-
-def cost_operands(ctx: Context, cost: CostCase) -> list[list]:
-    """The inputs a cost rung times, all checked: a small set of the drawn examples' sizes, then a large one.
-    Without a key they are the fixed ``cost.operands`` and a corner of them; with one, the large set's sides and
-    values are drawn from the key, so no input of the rung is known in advance, and its sizes overlap the drawn
-    ones: a rule cannot tell the timed call by its size alone."""
-    large = list(cost.operands)
-    rng = np.random.default_rng([ctx.key, 1 + list(COSTS).index(ctx.task.id)]) if ctx.key is not None else None
-    if rng is not None:
-        side = lambda: int(rng.integers(*cost.sides))  # noqa: E731
-        rows, cols = (side(),) * 2 if cost.op == "matmul" else (side(), side())
-        first = np.round(rng.uniform(-1.0, 1.0, (rows, cols)), 2)
-        second = {"add": lambda: first[int(rng.integers(rows))].copy(), "mul": lambda: np.round(
-            rng.uniform(-1.0, 1.0, (rows, cols)), 2), "matmul": lambda: rng.standard_normal((cols, cols))}
-        large = [first, second[cost.op]()] if cost.op in second else [first]
-    corner = int(rng.integers(1, 5)) if rng is not None else 3
-    small = [v[:corner, :corner].copy() if v.ndim == 2 else v[:corner].copy() for v in large]
-    return [small, large]
-
-
-def check_cost(ctx: Context) -> CheckFailed | None:
-    """The last rung of an op task: backward may not be finite differences (or a complex step) in disguise.
-    Its CPU time on a large input (with a small one in the same request), read by the judge from the kernel, must
-    stay within a multiple of numpy's own op on the same inputs, timed where no student code runs (timed_rung).
-    The values of every answer timed are checked too; where they are wrong, the failure is returned, to be raised
-    after the drawn examples (whose small inputs make a plainer message, if they fail as well)."""
-    cost = COSTS[ctx.task.id]
-    case, kwargs = CASES_BY_OP[cost.op], _tuples(cost.kwargs)
-    sets = cost_operands(ctx, cost)
+def check_cost(ctx: Context, op: Op) -> CheckFailed | None:
+    """The cost rung of ``op``: its backward rule may not be finite differences, a complex step or a Python loop over
+    the elements in disguise. Its CPU time on a large input (with a small one in the same request), read by the judge
+    from the kernel, must stay within ``op.cost.limit`` times numpy's own op on the same inputs, timed where no student
+    code runs (timed_rung). The values of every answer timed are checked too; where they are wrong, the failure is
+    returned, to be raised after the drawn examples (whose small inputs make a plainer message, if they fail as
+    well)."""
+    cost, form = op.cost, op.forms[0]  # a wrong timed answer reads as the op's first form does
+    case = OpCase(op, form.text, s.single_operands(), form.example, form.hint)
+    kwargs = _tuples(cost.kwargs)
+    sets = cost_operands(ctx, op)
     upstreams = [np.ones(output_shape(ctx, case, operands, kwargs)) for operands in sets]
     wire = [{"operands": _encode(operands, cost.kwargs)[0], "upstream": g} for operands, g in zip(sets, upstreams)]
-    args = dict(package=ctx.task.route.package, op=cost.op, sets=wire, kwargs=_encode([], cost.kwargs)[1],
+    args = dict(package=ctx.task.route.package, op=op.name, sets=wire, kwargs=_encode([], cost.kwargs)[1],
                 repeat=cost.repeat, isolate_unbroadcast=ctx.task.route.asks("unbroadcast"))
     shapes = " and ".join(str(np.shape(a)) for a in sets[-1])
-    head = msg.header(ctx.task, op=f"the backward rule of {cost.text}", shapes=shapes, limit=cost.ratio,
+    head = msg.header(ctx.task, op=f"the backward rule of {cost.text}", shapes=shapes, limit=cost.limit,
                       repeat=cost.repeat, hint=cost.hint, base=msg.COST_BASE_OP.format(op=cost.text))
 
     def check(answers) -> None:  # what was timed is what is checked: a rule cannot be fast here by being wrong here
         if len(answers) != len(sets):
             ctx.fail(f"the answers of the backward rule of {cost.text}", "something else", f"{len(sets)} answers")
         for operands, upstream, answer in zip(sets, upstreams, answers):
-            _, expected = ctx.expected(f"vjp of {case.task} {case.text}", partial(reference.expected_vjp, case.torch),
+            _, expected = ctx.expected(f"vjp of {op.task} {cost.text}", partial(reference.expected_vjp, case.torch),
                                        operands, kwargs, upstream, with_finite_differences=False)
             check_answer(ctx, case, operands, kwargs, upstream, answer, expected)
 
-    return timed_rung(ctx, "op_cost", args, yardstick=(cost.op, [list(operands) for operands in sets], cost.kwargs),
+    return timed_rung(ctx, "op_cost", args, yardstick=(op.name, [list(operands) for operands in sets], cost.kwargs),
                       timed=f"calling the backward rule of {cost.text} on inputs of shape {shapes}",
-                      ratio=cost.ratio, head=head, check=check)
+                      ratio=cost.limit, head=head, check=check)
 
 
 def _tuples(kwargs: dict) -> dict:
     return {k: tuple(v) if isinstance(v, list) else v for k, v in kwargs.items()}
-
-
-def add_sub_neg(ctx: Context) -> None:
-    """Task 1.2's check: the backward rules of +, - and unary -."""
-    check_ops(ctx, cases_of("1.2"))
-
-
-def mul_div(ctx: Context) -> None:
-    """Task 1.3's check: the backward rules of * and /."""
-    check_ops(ctx, cases_of("1.3"))
-
-
-def matmul(ctx: Context) -> None:
-    """Task 1.4's check: the backward rule of @, on more drawn examples than the others (its shapes vary most)."""
-    check_ops(ctx, cases_of("1.4"), examples=80)
-
-
-def pow_exp_log(ctx: Context) -> None:
-    """Task 1.5's check: the backward rules of **, exp and log."""
-    check_ops(ctx, cases_of("1.5"))
-
-
-def relu_tanh_sigmoid(ctx: Context) -> None:
-    """Task 1.6's check: relu at exactly 0 first (the contract fixes its gradient there), then the backward rules of
-    relu, tanh and sigmoid."""
-    operands, kwargs = RELU_AT_ZERO.fixed
-    check_case(ctx, RELU_AT_ZERO, operands, kwargs, np.array([[1.0, 1.0, 1.0]]))
-    operands, kwargs = SIGMOID_AT_EXTREMES.fixed
-    check_case(ctx, SIGMOID_AT_EXTREMES, operands, kwargs, np.ones((1, 5)))
-    check_ops(ctx, cases_of("1.6"))
-
-
-def reductions(ctx: Context) -> None:
-    """Task 1.7's check: the backward rules of sum, mean and square_mean."""
-    check_ops(ctx, cases_of("1.7"))
-
-
-def reshape_transpose(ctx: Context) -> None:
-    """Task 1.8's check: the backward rules of reshape and .T."""
-    check_ops(ctx, cases_of("1.8"))
