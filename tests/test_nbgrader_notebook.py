@@ -134,7 +134,7 @@ def test_the_config_sets_what_autograde_needs_and_comments_every_setting(tmp_pat
     files, give each cell the grading time, and say why on the lines above each setting?"""
     from traitlets.config.loader import PyFileConfigLoader
 
-    text = nbgrader_course.config_text("lab", ["tensor.py", "optim.py"])
+    text = nbgrader_course.config_text("lab", ["tensor.py", "optim.py"], "course.toml")
     (tmp_path / "nbgrader_config.py").write_text(text)
     c = PyFileConfigLoader("nbgrader_config.py", path=str(tmp_path)).load_config()
     assert c.Autograde.exclude_overwriting == {"lab": ["optim.py", "tensor.py"]}
@@ -167,7 +167,8 @@ def test_the_written_config_passes_ruff(tmp_path):
     ruff = shutil.which("ruff")
     if ruff is None:
         pytest.skip("ruff is not installed (the dev extra)")
-    (tmp_path / "nbgrader_config.py").write_text(nbgrader_course.config_text("lab", ["tensor.py", "optim.py"]))
+    config = nbgrader_course.config_text("lab", ["tensor.py", "optim.py"], "course.toml")
+    (tmp_path / "nbgrader_config.py").write_text(config)
     rules = ["--select", "E,F,W,I,B,UP", "--ignore", "E741,B905", "--line-length", "120"]  # the package's
     result = subprocess.run([ruff, "check", "--no-cache", "--isolated", *rules, "nbgrader_config.py"], cwd=tmp_path,
                             capture_output=True, text=True)
@@ -183,7 +184,7 @@ def test_the_course_holds_the_stubs_and_the_notebook(tmp_path):
     for name, text in stubs.items():
         assert (source / name).read_text() == text == (paths.EXERCISES / name).read_text()
     assert nbformat.read(source / "lab.ipynb", as_version=4) == nbgrader_course.notebook()
-    assert set(written) == {tmp_path / "nbgrader_config.py", *source.iterdir()}
+    assert set(written) == {tmp_path / "nbgrader_config.py", tmp_path / nbgrader_course.COURSE_FILE, *source.iterdir()}
 
 
 def test_a_config_edited_by_hand_is_kept_unless_forced(tmp_path):
@@ -304,6 +305,15 @@ def test_files_that_do_not_import_give_a_line_not_an_error(tmp_path, kernel):
 
 # ----- the judge's preprocessors and the kernel's jail -----
 
+@pytest.fixture
+def course(tmp_path_factory) -> str:
+    """A course file of every task at its table's points, with a secret: what `autograd-lab nbgrader` writes, and
+    what JudgeGrades needs to derive a student's key."""
+    from graders.course import course_file
+
+    return str(course_file.init(tmp_path_factory.mktemp("course") / "course.toml"))
+
+
 def _forged_notebook():
     """The course's notebook as a kernel might leave it: every graded cell claiming full marks."""
     nb = nbgrader_course.notebook()
@@ -338,7 +348,7 @@ def test_judge_scores_replace_whatever_the_kernel_printed():
     """Does JudgeScores set every graded cell to the judge's message and points, so nbgrader records the
     judge's score, not the 1000 points each cell printed?"""
     result = {"tests": [{"number": t.id, "score": float(t.points) if t.id != "1.4" else 0.0,
-                         "output": f"Task {t.id}: the judge's words"} for t in TASKS]}
+                         "max_score": float(t.points), "output": f"Task {t.id}: the judge's words"} for t in TASKS]}
     nb, _ = nbgrader_judge.JudgeScores().preprocess(_forged_notebook(), {nbgrader_judge.RESOURCE: result})
     assert _recorded(nb) == {t.id: (0.0 if t.id == "1.4" else float(t.points)) for t in TASKS}
     for cell in nb.cells:
@@ -356,11 +366,11 @@ def test_without_a_judges_result_every_graded_cell_scores_0_and_says_why(resourc
     assert ("cannot grade" if resources else "did not run") in said
 
 
-def test_judge_grades_the_folder_as_the_command_line_does(tmp_path):
+def test_judge_grades_the_folder_as_the_command_line_does(tmp_path, course):
     """Does JudgeGrades give the scorecard `autograd-lab grade` gives (the reference: full marks), and a folder with
     nothing to grade a clear error, not an exception?"""
     folder = submission(tmp_path, paths.SOLUTIONS)
-    nb, resources = nbgrader_judge.JudgeGrades().preprocess(nbgrader_course.notebook(),
+    nb, resources = nbgrader_judge.JudgeGrades(course=course).preprocess(nbgrader_course.notebook(),
                                                             {"metadata": {"path": str(folder)}})
     assert nbgrader_judge.judged(resources)["score"] == TOTAL_POINTS
     skipped = [c for c in nb.cells if nbgrader_judge.SKIP in c.metadata.get("tags", ())]
@@ -370,16 +380,16 @@ def test_judge_grades_the_folder_as_the_command_line_does(tmp_path):
     assert sum(_recorded(nb).values()) == TOTAL_POINTS
     empty = tmp_path / "empty"
     empty.mkdir()
-    _, resources = nbgrader_judge.JudgeGrades().preprocess(nbgrader_course.notebook(),
+    _, resources = nbgrader_judge.JudgeGrades(course=course).preprocess(nbgrader_course.notebook(),
                                                            {"metadata": {"path": str(empty)}})
     assert nbgrader_judge.judged(resources)["error"].startswith(messages.NOTEBOOK_NOT_GRADED[:20])
 
 
-def test_what_runs_beside_the_judge_cannot_change_what_it_grades(tmp_path):
+def test_what_runs_beside_the_judge_cannot_change_what_it_grades(tmp_path, course):
     """The grade goes on while the kernel runs the notebook: once JudgeGrades returns, is the grade that of the
     files as submitted, whatever is written to the folder after (the stubs over every file, here)?"""
     folder = submission(tmp_path, paths.SOLUTIONS)
-    _, resources = nbgrader_judge.JudgeGrades().preprocess(nbgrader_course.notebook(),
+    _, resources = nbgrader_judge.JudgeGrades(course=course).preprocess(nbgrader_course.notebook(),
                                                            {"metadata": {"path": str(folder)}})
     for name, text in paths.given_modules().items():
         if (folder / name).exists():
@@ -402,25 +412,25 @@ def test_the_kernels_jail_hides_the_course_and_the_checkout_but_not_the_interpre
         assert not any(needed == h or needed.startswith(h + "/") for h in hidden), needed
 
 
-def test_a_judge_that_dies_costs_one_notebook_and_the_next_gets_a_new_one(tmp_path):
+def test_a_judge_that_dies_costs_one_notebook_and_the_next_gets_a_new_one(tmp_path, course):
     """The judge is a process of its own, kept for every notebook. Killed mid-grade, does it cost that notebook a
     clear line (every task 0, the instructor told), and is the next notebook graded in full by a new judge?"""
     import signal
 
     folder = submission(tmp_path, paths.SOLUTIONS)
-    _, resources = nbgrader_judge.JudgeGrades().preprocess(nbgrader_course.notebook(),
+    _, resources = nbgrader_judge.JudgeGrades(course=course).preprocess(nbgrader_course.notebook(),
                                                            {"metadata": {"path": str(folder)}})
     killed = nbgrader_judge._grading.judge.process
     killed.send_signal(signal.SIGKILL)
     said = nbgrader_judge.judged(resources)["error"]
     assert said.startswith(messages.NOTEBOOK_NOT_GRADED[:20]) and "SIGKILL" in said, said
-    _, resources = nbgrader_judge.JudgeGrades().preprocess(nbgrader_course.notebook(),
+    _, resources = nbgrader_judge.JudgeGrades(course=course).preprocess(nbgrader_course.notebook(),
                                                            {"metadata": {"path": str(folder)}})
     assert nbgrader_judge._grading.judge.process is not killed
     assert nbgrader_judge.judged(resources)["score"] == TOTAL_POINTS
 
 
-def test_nbgrader_never_imports_the_judges_code_or_torch(tmp_path):
+def test_nbgrader_never_imports_the_judges_code_or_torch(tmp_path, course):
     """nbgrader's process gives the files to its judge and reads the scorecard back: does it grade a notebook
     with neither torch nor the checks loaded (a crash of theirs cannot stop nbgrader, and its exit does not tear
     torch down)?"""
@@ -430,7 +440,7 @@ def test_nbgrader_never_imports_the_judges_code_or_torch(tmp_path):
     code = dedent(f"""
         import sys
         from graders.integrations import nbgrader_course, nbgrader_judge
-        _, resources = nbgrader_judge.JudgeGrades().preprocess(nbgrader_course.notebook(),
+        _, resources = nbgrader_judge.JudgeGrades(course={course!r}).preprocess(nbgrader_course.notebook(),
                                                                {{"metadata": {{"path": {str(folder)!r}}}}})
         score = nbgrader_judge.judged(resources)["score"]
         loaded = sorted(name for name in ("torch", "hypothesis", "graders.judge.checks", "graders.pipeline")
