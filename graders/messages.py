@@ -39,12 +39,19 @@ IMPORT_REFUSED_AUTODIFF = ("only torch_loop.py may import torch or another "
 RAISED_AT = "  at {where}"
 DIED = "Task {task} ({title}): the student process died while {doing}."
 LAST_WORDS = "  its last line on stderr: {line}"
-GRADE_DEADLINE = ("Task {task} ({title}): the whole grade reached its deadline of {seconds:g} s before this task "
+GRADE_DEADLINE = ("Task {task} ({title}): the whole grade used its {seconds:g} s of CPU time before this task "
                   "finished, so it stopped here.\n"
                   "  hint: every answer came in time, but all of them together took too long: look for Python loops "
                   "over array elements where one numpy operation would do")
-TIMED_OUT = ("Task {task} ({title}): no answer within {seconds:g} s while {doing}.\n"
-             "  hint: an infinite loop, a blocking call, or work that grows exponentially with the graph")
+# Where a verdict rests on wall time: a worker that waited without computing (graders.isolation.worker_process).
+GRADE_DEADLINE_IDLE = ("Task {task} ({title}): timed out without computing: the whole grade's processes waited "
+                       "{seconds:g} s without using the CPU before this task finished, so it stopped here.")
+TIMED_OUT = ("Task {task} ({title}): used {seconds:g} s of CPU time without answering while {doing}.\n"
+             "  hint: an infinite loop, or work that grows exponentially with the graph")
+TIMED_OUT_IDLE = ("Task {task} ({title}): timed out without computing: waited {seconds:g} s without using the CPU "
+                  "while {doing}.")
+HINT_NOT_COMPUTING = ("your code waits for something that does not come: time.sleep, input(), a read of a pipe or a "
+                      "socket, a lock, or a process it started (a busy machine is not counted as waiting)")
 WRONG_KIND = "Task {task} ({title}): {what} is {got}, expected {expected}."
 WRONG_VALUE_HEAD = "Task {task} ({title}): wrong {what}"
 EXPECTED_FROM = "  expected = {value}   ({source})"
@@ -165,7 +172,7 @@ def diagnose(yours: np.ndarray, expected: np.ndarray) -> str | None:
     return None
 
 COSTLY_TIMEOUT = ("Task {task} ({title}): {op} on inputs of shape {shapes} did not finish {repeat} calls: it was "
-                  "stopped at 4 times its limit, {limit:g} times {base} (at least {floor:g} s).\n"
+                  "stopped at 4 times its limit in CPU time, {limit:g} times {base} (at least {floor:g} s).\n"
                   "  hint: {hint}")
 COSTLY = ("Task {task} ({title}): {op} on inputs of shape {shapes} gives the right values, but {repeat} calls took "
           "{spent:.3f} s of CPU time, {ratio:.0f} times {base} ({base_seconds:.4f} s for as many calls); at most "

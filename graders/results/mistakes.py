@@ -18,12 +18,14 @@ from dataclasses import dataclass
 from graders import messages as msg
 
 # The rung each head template reports, written out: values, cost, errors, modes and convergence, and the rest.
+IDLE = "timed out without computing"  # a verdict that rests on wall time: the worker waited, it did not compute
 RUNGS = {
     "values": ("WRONG_VALUE_HEAD",),
     "types": ("WRONG_KIND", "ANSWER_INCOMPLETE"),
     "errors": ("RAISED", "RETURNED_NORMALLY", "WRONG_EXCEPTION"),
     "cost": ("COSTLY", "COSTLY_TIMEOUT"),
     "crash": ("DIED", "TIMED_OUT", "GRADE_DEADLINE", "ORACLE_FAILED"),
+    IDLE: ("TIMED_OUT_IDLE", "GRADE_DEADLINE_IDLE"),
     "in place": ("RULE_WROTE_INTO_G", "OPTIM_NOT_IN_PLACE", "OPTIM_GRAD_NOT_NONE", "OPTIM_STATE_UNSAVED",
                  "CLIP_REPLACED"),
     "batches": ("LOADER_NOT_PAIR", "LOADER_TOO_MANY", "LOADER_COUNT", "LOADER_SIZES", "LOADER_LENGTH", "LOADER_ROW",
