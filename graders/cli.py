@@ -118,8 +118,8 @@ def parser() -> argparse.ArgumentParser:
                    help="write GitHub Classroom's runner result (one base64 line, for the step output `result`)")
     cli_options.add_grading_options(g)
     g.add_argument("--deadline", type=float, default=GRADE_DEADLINE, metavar="S",
-                   help="stop the whole grade after S seconds; the tasks not finished by then fail "
-                        "(default: %(default)g)")
+                   help="stop the whole grade after S seconds of its workers' CPU time, or S seconds they waited "
+                        "without computing; the tasks not finished by then fail (default: %(default)g)")
     g.set_defaults(run=_grade)
 
     d = sub.add_parser("doctor", help="report what isolation and devices this machine gives the graders")

@@ -725,7 +725,8 @@ COURSE_CONFIG_CHANGED = ("{path} differs from the configuration this command wri
 COURSE_BAD_ASSIGNMENT = "got assignment={assignment!r}, expected a name of letters, digits, '_', '-' or '.'"
 NOTEBOOK_NOT_GRADED = ("The grader could not grade the files in {folder}: {why}\n"
                        "Every task scores 0 here; please tell your instructor.")
-NOTEBOOK_JUDGE_SILENT = "the judge said nothing for {seconds:g} s, so it was stopped"
+NOTEBOOK_JUDGE_SILENT = "the judge said nothing in {seconds:g} s of CPU time, so it was stopped"
+NOTEBOOK_JUDGE_IDLE = "the judge said nothing and waited {seconds:g} s without using the CPU, so it was stopped"
 NOTEBOOK_JUDGE_NO_START = "the judge's process could not be started ({why})"
 NOTEBOOK_NO_JUDGE = ("The grader's step (JudgeGrades in Autograde.autograde_preprocessors) did not run, so no score "
                      "can be trusted: 0 points. Rewrite nbgrader_config.py with `autograd-lab nbgrader`.")
@@ -780,7 +781,15 @@ VISIBLE_CHECK = {
 # ----- a whole class: grade-all, merge, pictures, releases, Gradescope, GitHub Classroom -----
 BATCH_GRADED = "graded"
 BATCH_MALFORMED = "malformed: {reason}"
-BATCH_TIMED_OUT = "timed out: no result within {seconds:g} s, so its judge was stopped"
+BATCH_TIMED_OUT = "timed out: no result after {seconds:g} s of CPU time, so its judge was stopped"
+BATCH_TIMED_OUT_IDLE = ("timed out without computing: no result, and {seconds:g} s waited without using the CPU, so "
+                        "its judge was stopped")
+# A graded row whose grade has a task that timed out without computing (graders.results.mistakes.IDLE): the only
+# verdicts that rest on wall time, said so an instructor can tell them from a slow loop.
+BATCH_GRADED_IDLE = "graded (timed out without computing on task {tasks}: see results.json)"
+# grade-all's last note where the machine was busier than its cores during the run.
+BATCH_LOADED = ("grade-all: the machine's load averaged {load:.1f} on {cores} core(s) during the run: the grades "
+                "count CPU time, so they are what a quiet machine gives, but the run took longer")
 BATCH_CRASHED = "crashed: {reason}"
 BATCH_GRADER_ERROR = "graded (the grader failed on task {tasks}: see results.json)"
 BATCH_JUDGE_EXITED = "the judge process exited ({how}) while grading it{words}"
