@@ -210,7 +210,8 @@ ORACLE_BAD_BATCHES = "batches that are not pairs (xb, yb) of finite float64 rows
 ORACLE_BAD_OPTION = "a {name} of {value}"
 ORACLE_BAD_STATE = "an optimizer state that is not a momentum buffer per parameter"
 ORACLE_BAD_SHAPE = "a gradient of shape {grad} to sum down to shape {shape}, which it cannot be summed to"
-ORACLE_TIMED_OUT = "the given {oracle} your {caller} asked for did not finish within the request's deadline"
+ORACLE_TIMED_OUT = ("the given {oracle} your {caller} asked for did not finish within the judge's backstop for one "
+                    "answer")
 ORACLE_OUT_OF_MEMORY = "the given {oracle} your {caller} asked for ran out of its memory ({limit})"
 ORACLE_STOPPED = "the given {oracle} your {caller} asked for stopped before answering ({why})"
 ORACLE_HINT_FIT = ("fit trains the model, loader and optimizer it is given: one train_epoch(model, train_loader, "

@@ -28,6 +28,7 @@ ISOLATIONS = [pytest.param("bubblewrap", marks=pytest.mark.skipif(not sandbox.bu
                                                                   reason="bubblewrap cannot make a sandbox here")),
               "limits"]
 HONEST_TASKS = ("1.1", "2.1", "3.1", "4.1")
+HANG_FACTOR = 10  # a wall-clock guard against a hang, this many times a bound in CPU time
 HONEST = ((SOLUTIONS, 20.0), (EXERCISES, 0.0))  # (submission, its normal score on HONEST_TASKS)
 TOGETHER = (("process_flood", "setsid_daemon", "output_flood"),
             ("memory_bomb", "kill_the_judge", "grandchild_holds_the_pipes"))
@@ -100,7 +101,8 @@ def test_four_judges_at_once(isolation, tmp_path, monkeypatch):
                       for m in machines]
             judges.append(_judge(honest_folder, honest_out, HONEST_TASKS, isolation,
                                  tmp_path / f"{round_number}-honest", tmp_path))
-            bound = max(m.entry.bound for m in machines) + 120
+            # a guard against a hang only: four judges at once share the cores, and each grade's bound is its CPU time
+            bound = HANG_FACTOR * (max(m.entry.bound for m in machines) + 120)
             for judge in judges:
                 _, err = judge.communicate(timeout=bound)
                 assert judge.returncode == 0, err[-3000:]
