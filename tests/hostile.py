@@ -55,7 +55,7 @@ class Hostile:
     earns: tuple[str, ...] = ()  # the tasks its honest part passes; every other task must not pass
     keeps: tuple[tuple[str, float], ...] = ()  # (task, points): a task it fails whose honest part gets partial credit
     # seconds the grade may take, in what no load of the machine moves: the judge's CPU time, and its workers' CPU
-    # time and time waited without computing (``grade_seconds``)
+    # time and time waited without computing (``graded``)
     bound: float = 60.0
     cli: bool = False  # also run `python -m graders grade` from inside the submission folder, with --results
     fake_lines: tuple[str, ...] = ()  # what it prints that must never reach the judge's output

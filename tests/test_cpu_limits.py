@@ -222,3 +222,14 @@ def test_a_task_that_waited_without_computing_reads_so_for_the_class_page_and_gr
     test = json.loads((tmp_path / "out" / "results.json").read_text())["tests"][0]
     assert test["extra_data"] == {"status": "failed", "rung": mistakes.IDLE, "mistakes": ["HINT_NOT_COMPUTING"]}
     assert "timed out without computing: waited 1 s without using the CPU" in test["output"]
+
+
+def test_grade_all_says_when_the_machine_was_busier_than_its_cores():
+    """Does grade-all's last note say the machine's load stayed above its cores (the run took longer, the grades are
+    a quiet machine's), and say nothing where it did not?"""
+    from graders.classgrade import batch
+
+    cores = len(os.sched_getaffinity(0))
+    assert batch.loaded([cores * 4.0, cores * 3.0]) == [messages.BATCH_LOADED.format(load=cores * 3.5, cores=cores)]
+    assert batch.loaded([cores * 0.5, cores * 1.0]) == []
+    assert batch.loaded([]) == []
