@@ -153,8 +153,8 @@ def parser() -> argparse.ArgumentParser:
                    help="with --course: grade with the key of this student (default: the submission's name, as "
                         "grade-all names it)")
     g.add_argument("--deadline", type=float, default=GRADE_DEADLINE, metavar="S",
-                   help="stop the whole grade after S seconds; the tasks not finished by then fail "
-                        "(default: %(default)g)")
+                   help="stop the whole grade after S seconds of its workers' CPU time, or S seconds they waited "
+                        "without computing; the tasks not finished by then fail (default: %(default)g)")
     g.set_defaults(run=_grade)
 
     c = sub.add_parser("course", help="write a course file, or give one a fresh secret",

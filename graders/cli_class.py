@@ -179,7 +179,8 @@ def add_commands(sub) -> None:
     a.add_argument("--adjustments", type=Path, metavar="CSV",
                    help="the instructor's adjustments, applied on every run (default: OUT_DIR/adjustments.csv)")
     a.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
-                   help="stop grading a submission after S seconds (default: %(default)g)")
+                   help="stop grading a submission after S seconds of its judge's CPU time, or S seconds waited "
+                        "without computing (default: %(default)g)")
     cli_options.add_grading_options(a)
     a.add_argument("--unkeyed", action="store_true",
                    help="grade without keys: every student gets the same fixed inputs, which one student can learn "

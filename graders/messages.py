@@ -39,12 +39,19 @@ IMPORT_REFUSED_AUTODIFF = ("only torch_loop.py may import torch or another "
 RAISED_AT = "  at {where}"
 DIED = "Task {task} ({title}): the student process died while {doing}."
 LAST_WORDS = "  its last line on stderr: {line}"
-GRADE_DEADLINE = ("Task {task} ({title}): the whole grade reached its deadline of {seconds:g} s before this task "
+GRADE_DEADLINE = ("Task {task} ({title}): the whole grade used its {seconds:g} s of CPU time before this task "
                   "finished, so it stopped here.\n"
                   "  hint: every answer came in time, but all of them together took too long: look for Python loops "
                   "over array elements where one numpy operation would do")
-TIMED_OUT = ("Task {task} ({title}): no answer within {seconds:g} s while {doing}.\n"
-             "  hint: an infinite loop, a blocking call, or work that grows exponentially with the graph")
+# Where a verdict rests on wall time: a worker that waited without computing (graders.isolation.worker_process).
+GRADE_DEADLINE_IDLE = ("Task {task} ({title}): timed out without computing: the whole grade's processes waited "
+                       "{seconds:g} s without using the CPU before this task finished, so it stopped here.")
+TIMED_OUT = ("Task {task} ({title}): used {seconds:g} s of CPU time without answering while {doing}.\n"
+             "  hint: an infinite loop, or work that grows exponentially with the graph")
+TIMED_OUT_IDLE = ("Task {task} ({title}): timed out without computing: waited {seconds:g} s without using the CPU "
+                  "while {doing}.")
+HINT_NOT_COMPUTING = ("your code waits for something that does not come: time.sleep, input(), a read of a pipe or a "
+                      "socket, a lock, or a process it started (a busy machine is not counted as waiting)")
 WRONG_KIND = "Task {task} ({title}): {what} is {got}, expected {expected}."
 WRONG_VALUE_HEAD = "Task {task} ({title}): wrong {what}"
 EXPECTED_FROM = "  expected = {value}   ({source})"
@@ -165,7 +172,7 @@ def diagnose(yours: np.ndarray, expected: np.ndarray) -> str | None:
     return None
 
 COSTLY_TIMEOUT = ("Task {task} ({title}): {op} on inputs of shape {shapes} did not finish {repeat} calls: it was "
-                  "stopped at 4 times its limit, {limit:g} times {base} (at least {floor:g} s).\n"
+                  "stopped at 4 times its limit in CPU time, {limit:g} times {base} (at least {floor:g} s).\n"
                   "  hint: {hint}")
 COSTLY = ("Task {task} ({title}): {op} on inputs of shape {shapes} gives the right values, but {repeat} calls took "
           "{spent:.3f} s of CPU time, {ratio:.0f} times {base} ({base_seconds:.4f} s for as many calls); at most "
@@ -203,7 +210,8 @@ ORACLE_BAD_BATCHES = "batches that are not pairs (xb, yb) of finite float64 rows
 ORACLE_BAD_OPTION = "a {name} of {value}"
 ORACLE_BAD_STATE = "an optimizer state that is not a momentum buffer per parameter"
 ORACLE_BAD_SHAPE = "a gradient of shape {grad} to sum down to shape {shape}, which it cannot be summed to"
-ORACLE_TIMED_OUT = "the given {oracle} your {caller} asked for did not finish within the request's deadline"
+ORACLE_TIMED_OUT = ("the given {oracle} your {caller} asked for did not finish within the judge's backstop for one "
+                    "answer")
 ORACLE_OUT_OF_MEMORY = "the given {oracle} your {caller} asked for ran out of its memory ({limit})"
 ORACLE_STOPPED = "the given {oracle} your {caller} asked for stopped before answering ({why})"
 ORACLE_HINT_FIT = ("fit trains the model, loader and optimizer it is given: one train_epoch(model, train_loader, "
@@ -728,7 +736,8 @@ NOTEBOOK_POINTS_DIFFER = ("cell {cell} is worth {cell_points:g} points in the no
 COURSE_BAD_ASSIGNMENT = "got assignment={assignment!r}, expected a name of letters, digits, '_', '-' or '.'"
 NOTEBOOK_NOT_GRADED = ("The grader could not grade the files in {folder}: {why}\n"
                        "Every task scores 0 here; please tell your instructor.")
-NOTEBOOK_JUDGE_SILENT = "the judge said nothing for {seconds:g} s, so it was stopped"
+NOTEBOOK_JUDGE_SILENT = "the judge said nothing in {seconds:g} s of CPU time, so it was stopped"
+NOTEBOOK_JUDGE_IDLE = "the judge said nothing and waited {seconds:g} s without using the CPU, so it was stopped"
 NOTEBOOK_JUDGE_NO_START = "the judge's process could not be started ({why})"
 NOTEBOOK_NO_JUDGE = ("The grader's step (JudgeGrades in Autograde.autograde_preprocessors) did not run, so no score "
                      "can be trusted: 0 points. Rewrite nbgrader_config.py with `autograd-lab nbgrader`.")
@@ -783,7 +792,15 @@ VISIBLE_CHECK = {
 # ----- a whole class: grade-all, merge, pictures, releases, Gradescope, GitHub Classroom -----
 BATCH_GRADED = "graded"
 BATCH_MALFORMED = "malformed: {reason}"
-BATCH_TIMED_OUT = "timed out: no result within {seconds:g} s, so its judge was stopped"
+BATCH_TIMED_OUT = "timed out: no result after {seconds:g} s of CPU time, so its judge was stopped"
+BATCH_TIMED_OUT_IDLE = ("timed out without computing: no result, and {seconds:g} s waited without using the CPU, so "
+                        "its judge was stopped")
+# A graded row whose grade has a task that timed out without computing (graders.results.mistakes.IDLE): the only
+# verdicts that rest on wall time, said so an instructor can tell them from a slow loop.
+BATCH_GRADED_IDLE = "graded (timed out without computing on task {tasks}: see results.json)"
+# grade-all's last note where the machine was busier than its cores during the run.
+BATCH_LOADED = ("grade-all: the machine's load averaged {load:.1f} on {cores} core(s) during the run: the grades "
+                "count CPU time, so they are what a quiet machine gives, but the run took longer")
 BATCH_CRASHED = "crashed: {reason}"
 BATCH_GRADER_ERROR = "graded (the grader failed on task {tasks}: see results.json)"
 BATCH_JUDGE_EXITED = "the judge process exited ({how}) while grading it{words}"
@@ -1209,6 +1226,7 @@ CLASS_MISTAKES = {
     "HINT_NOT_SUMMED": "returned a gradient in the broadcast shape, never summed back to the input's",
     "HINT_NO_GRAD": "did not restore the previous grad mode after no_grad (no finally, or mode not kept)",
     "HINT_NO_ZERO_GRAD": "never cleared the gradients between batches",
+    "HINT_NOT_COMPUTING": "waited without computing (a sleep, input(), a blocking read) until the backstop stopped it",
     "HINT_OPTIM_KEYS": "keyed the optimizer's state otherwise than optim.py says",
     "HINT_OPTIM_MISTAKES.aliased": "kept p.grad itself as the first momentum buffer, not a copy",
     "HINT_OPTIM_MISTAKES.ascent": "added the step to the parameters (gradient ascent)",

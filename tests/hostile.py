@@ -27,13 +27,14 @@ import re
 import secrets
 import shutil
 import stat
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from graders.isolation import forkserver, uids
 from graders.judge import oracles, yardstick
-from graders.judge.grade import ERROR, PASSED, Report
+from graders.judge.grade import ERROR, PASSED, Report, grade
 from graders.paths import EXERCISES, REPO, SOLUTIONS
 from graders.tasks import BY_ID
 
@@ -53,7 +54,9 @@ class Hostile:
     tasks: tuple[str, ...]  # the task ids it is graded on: those it targets and a couple of others
     earns: tuple[str, ...] = ()  # the tasks its honest part passes; every other task must not pass
     keeps: tuple[tuple[str, float], ...] = ()  # (task, points): a task it fails whose honest part gets partial credit
-    bound: float = 60.0  # seconds the grade may take
+    # seconds the grade may take, in what no load of the machine moves: the judge's CPU time, and its workers' CPU
+    # time and time waited without computing (``graded``)
+    bound: float = 60.0
     cli: bool = False  # also run `python -m graders grade` from inside the submission folder, with --results
     fake_lines: tuple[str, ...] = ()  # what it prints that must never reach the judge's output
     holes: dict = field(default_factory=dict)  # isolation -> why it cannot hold there (a strict xfail)
@@ -1390,8 +1393,8 @@ for _name in ("ref_epochs.train", "solutions.train", "sub_tensor.train", "sub_op
         "kernel serves (i386's int 0x80, the x32 numbers), which a filter of x86_64 numbers alone lets through",
         "stubs", (("tensor.py", "append", KERNEL_STATE_OTHER_ABI),), ("1.1",), check=_kernel_check),
     Hostile(
-        "slow_answers_everywhere", "the reference, with an unbroadcast that takes 2 s a call: every answer comes "
-        "within its 10 s, but the grade would take hours", "solutions", (("tensor.py", "append", '''
+        "slow_answers_everywhere", "the reference, with an unbroadcast that sleeps 2 s a call: every answer comes "
+        "within its backstop, but the grade would take hours", "solutions", (("tensor.py", "append", '''
 import time as _time
 
 _unbroadcast_fast = unbroadcast
@@ -1400,7 +1403,7 @@ _unbroadcast_fast = unbroadcast
 def unbroadcast(grad, shape):
     _time.sleep(2.0)
     return _unbroadcast_fast(grad, shape)
-'''),), ("1.1", "1.2", "1.7"), deadline=8.0, bound=40, says=("reached its deadline of 8 s",), load=False),
+'''),), ("1.1", "1.2", "1.7"), deadline=8.0, bound=40, says=("waited 8 s without using the CPU",), load=False),
     Hostile(
         "weights_made_in_advance", "a fit that, for the lesson's 256 points, sets weights fit to them in advance "
         "(least squares on random features) and runs no engine; graded with a key", "solutions",
@@ -1789,7 +1792,7 @@ Tensor.__matmul__ = _matmul_by_torch
         "infinite_loop_at_import", "while True: pass at import", "stubs", (("tensor.py", "append", '''
 while True:
     pass
-'''),), ("1.1", "2.3", "3.1"), bound=90, load=False, says=("no answer within",)),
+'''),), ("1.1", "2.3", "3.1"), bound=90, load=False, says=("s of CPU time without answering",)),
     Hostile(
         "sleep_in_a_rule", "time.sleep(3600) in unbroadcast", "stubs", (("tensor.py", "append", '''
 import time as _time
@@ -1797,7 +1800,7 @@ import time as _time
 
 def unbroadcast(grad, shape):
     _time.sleep(3600)
-'''),), ("1.1", "1.2"), bound=60, says=("no answer within",)),
+'''),), ("1.1", "1.2"), bound=60, says=("timed out without computing: waited 20 s",)),
     Hostile(
         "input_at_import", "input() at import, then a read of stdin and of /dev/tty", "stubs",
         (("tensor.py", "append", '''
@@ -1816,7 +1819,8 @@ def unbroadcast(grad, shape):
     hoard = []
     while True:
         hoard.append(np.ones(2**26))
-'''),), ("1.1", "2.3"), bound=90, load=False, says=("MemoryError", "no answer within", "the student process died")),
+'''),), ("1.1", "2.3"), bound=90, load=False,
+        says=("MemoryError", "of CPU time without answering", "without computing", "the student process died")),
     Hostile(
         "disk_fill", "writes 15 MiB files into its working folder and /tmp (bounded to 240 MiB, to spare CI)",
         "stubs", (("tensor.py", "append", '''
@@ -2210,6 +2214,17 @@ class Machine:
                 os.unlink(path)
             except OSError:
                 pass
+
+
+def graded(entry: Hostile, folder: Path, **options) -> tuple[Report, float]:
+    """``entry``'s grade of ``folder`` in this process, and its seconds in what no load of the machine moves
+    (what ``entry.bound`` holds): the judge's CPU time (every thread), and its workers' CPU time and time waited
+    without computing (Report.used). Wall time would fail a grade on a busy machine that is well within its
+    bound on a quiet one."""
+    start = time.process_time()
+    report = grade(folder, task_ids=entry.tasks, key=entry.key,
+                   **({"deadline": entry.deadline} if entry.deadline is not None else {}), **options)
+    return report, time.process_time() - start + sum(report.used)
 
 
 def assert_earns(entry: Hostile, report: Report) -> None:

@@ -282,7 +282,7 @@ def busy():
 def test_a_helper_past_the_deadline_is_killed(busy):
     helper, args = busy
     start = time.monotonic()
-    with pytest.raises(oracles.Failed, match="did not finish within the request's deadline") as failed:
+    with pytest.raises(oracles.Failed, match="did not finish within the judge's backstop") as failed:
         helper.ask("train_epoch", args, time.monotonic() + 0.5)
     assert failed.value.timed_out and time.monotonic() - start < 5
     assert not helper.running()

@@ -172,8 +172,10 @@ def grade_all(submissions_dir: Path, out: Path, *, jobs: int | None = None, shar
                                         shard=part,
                                         folder=submissions_dir, judges=judges), True)
     meter = Progress(len(mine), summary.skipped, progress)
+    loads: list[float] = []  # the machine's load average as each submission finished, and at the end
 
     def finish(job: dict, answer: dict, seconds: float) -> None:
+        loads.append(os.getloadavg()[0])
         folder = Path(job["out"])
         folder.mkdir(parents=True, exist_ok=True)
         record = Record(job["student"], answer["status"], float(answer.get("total", 0.0)),
@@ -201,12 +203,21 @@ def grade_all(submissions_dir: Path, out: Path, *, jobs: int | None = None, shar
     if todo:
         (out / LOGS).mkdir(exist_ok=True)
         run_pool(todo, judges, timeout, out / LOGS, finish)
+        summary.notes += loaded(loads + [os.getloadavg()[0]])
     ordered = sorted(records.values(), key=lambda r: r.student)
     summary.records = late.adjusted(ordered, found, points)
     show_adjustments(out, summary.records, found + late.penalties(ordered, found, points))
     summary.notes += late.notes(records.values()) + class_views(out, summary.records, task_ids, points)
     summary.seconds = time.monotonic() - start
     return summary
+
+
+def loaded(loads: list[float]) -> list[str]:
+    """A note where the machine's load average, over the ``loads`` seen during the run, stayed above its cores: the
+    run took longer than on a quiet machine, and its grades are the same (every limit counts CPU time)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    mean = sum(loads) / len(loads) if loads else 0.0
+    return [msg.BATCH_LOADED.format(load=mean, cores=cores)] if mean > cores else []
 
 
 def keep_code(submission: intake.Submission, folder: Path) -> None:

@@ -45,7 +45,7 @@ def grade_job(job: dict, *, warn=None, laid_out=None) -> dict:
     from graders import messages as msg
     from graders import pipeline
     from graders.judge.grade import ERROR
-    from graders.results import outputs
+    from graders.results import mistakes, outputs
     from graders.submission import layout
 
     try:
@@ -65,7 +65,10 @@ def grade_job(job: dict, *, warn=None, laid_out=None) -> dict:
         outputs.write_views(report, result, results=out / "results.json", markdown_path=out / "scorecard.md",
                             warn=warn)
     errors = [r.task.id for r in report.results if r.status == ERROR]
-    status = msg.BATCH_GRADER_ERROR.format(tasks=", ".join(errors)) if errors else msg.BATCH_GRADED
+    # The tasks whose verdict rests on wall time: a worker that waited without computing (the result's reading).
+    idle = [t["number"] for t in result["tests"] if t["extra_data"].get("rung") == mistakes.IDLE]
+    status = msg.BATCH_GRADER_ERROR.format(tasks=", ".join(errors)) if errors else \
+        msg.BATCH_GRADED_IDLE.format(tasks=", ".join(idle)) if idle else msg.BATCH_GRADED
     answer = {"status": status, "total": result["score"], "scores": {t["number"]: t["score"] for t in result["tests"]}}
     if job.get("with_result"):
         answer["result"] = result

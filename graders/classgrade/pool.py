@@ -1,5 +1,9 @@
 """grade-all's pool of judges: one process each (``python -m graders.classgrade.batch_judge``), each grading one
-submission at a time, watched for its deadline and its processes, restarted when one dies or runs out of time."""
+submission at a time, watched for its bound and its processes, restarted when one dies or runs out of time.
+
+A judge's bound is its process tree's CPU time (the judge, its workers, its helpers), read from the kernel, so that
+a busy machine (``--jobs`` above the cores, other users' jobs) never stops a judge that works; and, the backstop
+for one that does not compute, as many seconds waited without using the CPU (``Clock``)."""
 
 import contextlib
 import itertools
@@ -20,12 +24,41 @@ from graders import messages as msg
 from graders import paths
 from graders.classgrade.batch_judge import PARENT_ENV
 from graders.isolation import sandbox
-from graders.isolation.processes import THREADS_ENV, descendants, parents
+from graders.isolation.processes import THREADS_ENV, descendants, parents, usage
 
-DEFAULT_TIMEOUT = 600.0  # seconds for one submission (grade-all --timeout)
-START_TIMEOUT = 180.0  # a judge starts (Python, the graders) before its first submission, under load
+DEFAULT_TIMEOUT = 600.0  # CPU seconds for one submission (grade-all --timeout), and as many waited, a backstop
+START_TIMEOUT = 180.0  # a judge starts (Python, the graders) before its first submission: its bound, as above
 LOOK_EVERY = 1.0  # seconds between looks at each judge's processes
 STOP_GRACE = 5.0  # a judge asked to stop gets this long to stop its worker and remove its scratch folder
+
+
+class Clock:
+    """What a judge's process tree spends on one thing (its start, a submission), read from the kernel at each
+    ``look``: its CPU seconds (``spent``), and, for a tree that does not compute, the seconds it waited (``idle``:
+    wall time less what it ran or waited on a run queue for a CPU, so a busy machine adds nothing to it). Each
+    process's CPU counts from its first look (or from 0 for one started since), while it lives: one that lives
+    less than a look is missed, which only makes the bound more lenient (the grade's own limits still hold)."""
+
+    def __init__(self, pids, seconds: float):
+        self.seconds = seconds
+        self.seen = usage(pids)
+        self.at = time.monotonic()
+        self.spent = self.idle = 0.0
+
+    def look(self, pids) -> str | None:
+        """Read the tree ``pids``: "cpu" or "idle" once that bound is reached, else None."""
+        now, found = time.monotonic(), usage(pids)
+        busy = 0.0
+        for pid, (cpu, delay) in found.items():
+            was_cpu, was_delay = self.seen.get(pid, (0.0, 0.0))
+            ran = max(0.0, cpu - was_cpu)
+            self.spent += ran
+            busy += ran + max(0.0, delay - was_delay)
+        self.idle += max(0.0, now - self.at - busy)
+        self.seen, self.at = found, now
+        if self.spent >= self.seconds:
+            return "cpu"
+        return "idle" if self.idle >= self.seconds else None
 
 
 class Judge:
@@ -53,17 +86,30 @@ class Judge:
         self.job: dict | None = None
         self.timeout = DEFAULT_TIMEOUT
         self.started = time.monotonic()
-        self.deadline = self.started + START_TIMEOUT
+        self.clock = Clock(self.tree(), START_TIMEOUT)
+
+    def tree(self, table: dict[int, int] | None = None) -> list[int]:
+        """The judge's process and every process below it (``table``: from parents(), taken already)."""
+        return [self.process.pid, *descendants(self.process.pid, table)]
 
     def give(self, job: dict, timeout: float) -> None:
-        """Send the judge one job; its deadline runs from now if it is ready, else from when it says it is (its start is
+        """Send the judge one job; its bound runs from now if it is ready, else from when it says it is (its start is
         not the submission's time)."""
         self.process.stdin.write((json.dumps(job) + "\n").encode())
         self.process.stdin.flush()
         self.job, self.timeout = job, timeout
         if self.ready:
             self.started = time.monotonic()
-            self.deadline = self.started + timeout
+            self.clock = Clock(self.tree(), timeout)
+
+    def overdue(self, table: dict[int, int] | None = None) -> str | None:
+        """The row's status once the judge has spent its bound on its job (or on its start), else None."""
+        bound = self.clock.look(self.tree(table))
+        if bound is None:
+            return None
+        if not self.ready:
+            return msg.BATCH_CRASHED.format(reason=msg.BATCH_JUDGE_NO_START.format(seconds=START_TIMEOUT))
+        return (msg.BATCH_TIMED_OUT_IDLE if bound == "idle" else msg.BATCH_TIMED_OUT).format(seconds=self.timeout)
 
     def answers(self) -> list[dict]:
         """The complete lines the judge has written; EOFError when it has exited."""
@@ -78,7 +124,7 @@ class Judge:
             if answer.get("ready"):
                 self.ready = True
                 self.started = time.monotonic()
-                self.deadline = self.started + self.timeout
+                self.clock = Clock(self.tree(), self.timeout)
             else:
                 found.append(answer)
         return found
@@ -161,8 +207,7 @@ def run_pool(jobs: list[dict], size: int, timeout: float, logs: Path,
                     judge.kill()
                     judges.remove(judge)
             busy = [j for j in judges if j.job is not None]
-            wait = max(0.0, min(min(j.deadline for j in busy) - time.monotonic(), LOOK_EVERY))
-            readable, _, _ = select.select([j.fd for j in busy], [], [], wait)
+            readable, _, _ = select.select([j.fd for j in busy], [], [], LOOK_EVERY)
             table = parents()
             for judge in busy:
                 judge.family = set(descendants(judge.process.pid, table)) if judge.process.poll() is None \
@@ -178,9 +223,7 @@ def run_pool(jobs: list[dict], size: int, timeout: float, logs: Path,
                         retire(judge, {"status": msg.BATCH_CRASHED.format(reason=judge.exit_reason())})
                     except ValueError as error:  # not JSON: nothing we wrote
                         retire(judge, {"status": msg.BATCH_CRASHED.format(reason=f"the judge's answer: {error}")})
-                elif time.monotonic() >= judge.deadline:
-                    status = msg.BATCH_TIMED_OUT.format(seconds=judge.timeout) if judge.ready else \
-                        msg.BATCH_CRASHED.format(reason=msg.BATCH_JUDGE_NO_START.format(seconds=START_TIMEOUT))
+                elif (status := judge.overdue(table)) is not None:
                     retire(judge, {"status": status})
     finally:
         for judge in judges:

@@ -39,7 +39,7 @@ MAX_FILES_SHOWN = 2  # files of a pair shown side by side: those with the most o
 SIMILARITY_CACHE = ".similarity.json"  # in OUT_DIR: the pairs of the code compared last (graders.classgrade.similarity)
 # The rung of a timeout where the worker waited without computing (it slept, or blocked on a read): a verdict of wall
 # time alone, which the report says in those words, apart from a timeout spent computing.
-WAITED = "waited"
+WAITED = mistakes.IDLE
 
 
 @dataclass

@@ -69,8 +69,11 @@ def task_of(cell) -> str | None:
     return task_id if task_id in BY_ID else None
 
 
-START_SECONDS = 180.0  # the judge's start (Python, the graders) and its copy of the files, under load
-ANSWER_SECONDS = GRADE_DEADLINE + 60.0  # the judge ends a grade at its deadline: past this, it hangs
+# The judge's bounds, in its process tree's CPU time (and as many seconds waited without computing): its start
+# (Python, the graders) and its copy of the files; and a grade, which ends at its deadline (in its workers' CPU time
+# and waiting): past this, the judge hangs.
+START_SECONDS = 180.0
+ANSWER_SECONDS = GRADE_DEADLINE + 60.0
 
 
 class _Grading:
@@ -146,13 +149,16 @@ class _Grading:
         return {"error": msg.NOTEBOOK_NOT_GRADED.format(folder=self.folder, why=why)}
 
     def _next(self, seconds: float) -> dict:
-        """The judge's next line; _JudgeGone when it exits, writes what is not ours, or says nothing in time."""
-        deadline = time.monotonic() + seconds
+        """The judge's next line; _JudgeGone when it exits, writes what is not ours, or says nothing in time: within
+        ``seconds`` of its process tree's CPU time, or as many waited without computing (pool.Clock: a busy machine
+        never stops a judge that works)."""
+        clock = pool.Clock(self.judge.tree(), seconds)
         while not self.lines:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise _JudgeGone(msg.NOTEBOOK_JUDGE_SILENT.format(seconds=seconds))
-            if select.select([self.judge.fd], [], [], min(left, 1.0))[0]:
+            bound = clock.look(self.judge.tree())
+            if bound is not None:
+                silent = msg.NOTEBOOK_JUDGE_IDLE if bound == "idle" else msg.NOTEBOOK_JUDGE_SILENT
+                raise _JudgeGone(silent.format(seconds=seconds))
+            if select.select([self.judge.fd], [], [], pool.LOOK_EVERY)[0]:
                 try:
                     self.lines += self.judge.answers()
                 except EOFError:

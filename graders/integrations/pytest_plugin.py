@@ -19,7 +19,6 @@ its module at once, so each task gets the result, and the selection the total, t
 from __future__ import annotations
 
 import os
-import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -173,7 +172,7 @@ class Grades:
     dist: str  # pytest-xdist's dist mode, "no" outside a worker: whether a module's tasks all run here
     tests: dict[str, dict] = field(default_factory=dict)  # results.json's test of each task graded, by task id
     failure: str | None = None  # why the submission cannot be graded at all
-    seconds: float = 0.0  # spent grading: every grade of this process shares grade's one deadline
+    seconds: float = 0.0  # of grade's one deadline, spent by this process's grades so far (Report.used)
     totals: dict[str, tuple[float, float]] = field(default_factory=dict)  # the reported points, by task id
 
     def test_of(self, item: TaskItem) -> dict | str:
@@ -192,7 +191,6 @@ class Grades:
         from graders import pipeline
         from graders.submission.layout import SubmissionError
 
-        start = time.monotonic()
         try:
             # Python's own warning filters, as in `autograd-lab grade`: an ini's `filterwarnings = error` must not
             # turn a warning inside the judge into a grader error.
@@ -204,8 +202,7 @@ class Grades:
         except (SubmissionError, RuntimeError) as error:
             self.failure = msg.PYTEST_NOT_GRADED.format(error=error)
             return
-        finally:
-            self.seconds += time.monotonic() - start
+        self.seconds += max(graded.report.used)  # the deadline's measure: CPU time, or time waited without computing
         self.tests.update({test["number"]: test for test in graded.result["tests"]})
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

@@ -43,6 +43,27 @@ def stat_cpu(pid: int, *, waited: bool = False) -> float:
         return 0.0
 
 
+def usage(pids) -> dict[int, tuple[float, float]]:
+    """Each live process of ``pids`` with its CPU seconds (``stat_cpu``: its own, ended threads included) and the
+    seconds its live threads have waited on a run queue for a CPU (``/proc/<pid>/task/*/schedstat``'s second field;
+    0 where the kernel keeps none): what a process tree ran, and what a busy machine kept it from running."""
+    found = {}
+    for pid in pids:
+        try:
+            threads = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        delay = 0.0
+        for tid in threads:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                    delay += int(f.read().split()[1]) / 1e9
+            except (OSError, ValueError, IndexError):
+                pass
+        found[pid] = (stat_cpu(pid), delay)
+    return found
+
+
 def parents() -> dict[int, int]:
     """Every process's parent, from /proc."""
     found = {}

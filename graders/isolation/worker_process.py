@@ -54,7 +54,6 @@ from graders.isolation.processes import (
     children,
     descendants,
     kill_tree,
-    parents,
     signal_tree,
     stat_cpu,
 )
@@ -65,7 +64,12 @@ from graders.worker import protocol
 # CUDA's driver and runtime (task 6.2) read these where a GPU is present.
 GPU_ENV = ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")
 RUNTIME_ENV, PACKAGES_ENV = "AGL_WORKER_RUNTIME", "AGL_WORKER_PACKAGES"
-POLL_SECONDS = 0.2  # how often a judge waiting for an answer checks that the worker still runs
+POLL_SECONDS = 0.2  # how often a judge waiting for an answer reads the worker's CPU and checks that it still runs
+# A request's wall-clock backstop: the seconds its worker may spend without computing (neither running nor waiting
+# for a CPU: asleep, blocked on a pipe or a lock) before it is stopped. Time waiting for a CPU on a busy machine is
+# never counted, nor time waiting for the judge's own answers (Calls), so no load of the machine comes near it.
+IDLE_SECONDS = 20.0
+ANSWER_SECONDS = 60.0  # the judge's answer to one oracle call (its own time, never the request's): a backstop
 # The packages whose student module may import torch (docs/contract.md); every other worker refuses it.
 TORCH_PACKAGES = tuple(package_of(module) for module in TORCH_MODULES)
 # Packages whose stand-ins compute with torch (graders.submission.layout.STANDINS): their worker sees torch and
@@ -78,15 +82,15 @@ Route = Callable[[str, dict], tuple[str, ...]]
 
 class Calls(Protocol):
     """The judge's answers to the oracle calls of one request (graders.judge.routing.Calls): made for the packages of
-    the process that answers it, once whatever computes them is ready (never on the request's clock)."""
+    the process that answers it, once whatever computes them is ready. Their time is the judge's: never on the
+    request's clock, in CPU (another process computes them) or in time waited without computing."""
 
     failure: str | None  # why a call of this request was refused or failed: the request fails with it
-    waited: float  # seconds the calls waited for what computes them to start: the request's deadline moves by them
 
     def __call__(self, call, deadline: float) -> dict:
-        """The answer to a worker's ask_judge, by ``deadline`` (time.monotonic()): {"value": ...} or {"refused":
-        why}. Raises protocol.ProtocolError for a call the process is not offered, WorkerTimedOut for one whose
-        answer missed the deadline."""
+        """The answer to a worker's ask_judge, by ``deadline`` (time.monotonic(): ``ANSWER_SECONDS`` from the call,
+        a backstop): {"value": ...} or {"refused": why}. Raises protocol.ProtocolError for a call the process is not
+        offered, WorkerTimedOut for one whose answer missed the deadline."""
 
 
 @dataclass(frozen=True)
@@ -110,7 +114,9 @@ class Limits:
 
 BATCH = "batch"  # the worker's verb for many requests in one round trip (worker.main)
 STOP_WAIT = 5.0  # seconds a stopped worker forked into a sandbox is given to be gone with it
-READY_TIMEOUT = 60.0  # seconds a restarted process may take to start serving (torch's import, on a loaded machine)
+# A process's start, before its first request's clock: the CPU seconds it may take to serve (torch's import, the
+# stand-ins'), and the seconds it may wait without computing (reading them from a cold disk).
+READY_TIMEOUT = 60.0
 MAX_UNTRUSTED_TEXT = 300
 # Terminal escape sequences (CSI, OSC), then what is left of control and invisible formatting characters.
 _ESCAPE_SEQUENCES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.?")
@@ -156,7 +162,12 @@ class WorkerDied(Exception):
 
 
 class WorkerTimedOut(Exception):
-    """The worker did not answer within the request's deadline."""
+    """The worker did not answer within the request's limits: it used ``seconds`` of CPU time, or, ``idle``, it
+    waited ``seconds`` without using the CPU (the backstop for a worker that does not compute)."""
+
+    def __init__(self, seconds: float = 0.0, *, idle: bool = False):
+        super().__init__(f"{'waited' if idle else 'used'} {seconds:g} s")
+        self.seconds, self.idle = seconds, idle
 
 
 def _cpu_spent(before: tuple[float, float], after: tuple[float, float]) -> float:
@@ -166,12 +177,62 @@ def _cpu_spent(before: tuple[float, float], after: tuple[float, float]) -> float
     return ended if ended > live + 2 / CLOCK_TICKS else live
 
 
+class _Clock:
+    """One request's limits, read from the kernel while the judge waits for its answer (``read``, every
+    POLL_SECONDS): the CPU seconds the worker's process tree spends on it (``spent``), up to ``cpu``; and, the
+    backstop for a worker that does not compute, the seconds it waits without using the CPU (``idle``), up to
+    ``idle_limit``. Waiting is wall time less what the tree ran or waited to run: the kernel counts a thread's
+    time on a run queue (``schedstat``'s run delay, a cgroup's throttling included), so a worker slowed down by a
+    busy machine computes all along, and waits not at all. Only what passes while the judge waits for the worker
+    is counted (``pause`` ends a stretch): never the judge's own time, writing a request or answering a call."""
+
+    def __init__(self, handle: Worker, process: _Process, cpu: float, idle: float):
+        self.handle, self.process, self.cpu, self.idle_limit = handle, process, cpu, idle
+        self.before = handle._usage(process)
+        self.spent = self.idle = 0.0
+        self.last: tuple[float, float, float] | None = None  # (time, spent, run delay) at the stretch's last read
+
+    def check(self) -> None:
+        """WorkerTimedOut when nothing is left of a limit: then no answer, however fast, is waited for."""
+        if self.cpu <= 0:
+            raise WorkerTimedOut(0.0)
+        if self.idle_limit <= 0:
+            raise WorkerTimedOut(0.0, idle=True)
+
+    def read(self) -> None:
+        """Read the tree's CPU and run delay; WorkerTimedOut once either limit is reached."""
+        live, ended, delay = self.handle._usage(self.process)
+        now = time.monotonic()
+        self.spent = max(self.spent, _cpu_spent(self.before[:2], (live, ended)))
+        if self.last is not None:
+            then, spent, delayed = self.last
+            self.idle += max(0.0, (now - then) - (self.spent - spent) - max(0.0, delay - delayed))
+        self.last = (now, self.spent, delay)
+        if self.spent >= self.cpu:
+            raise WorkerTimedOut(self.cpu)
+        if self.idle >= self.idle_limit:
+            raise WorkerTimedOut(self.idle_limit, idle=True)
+
+    def pause(self) -> None:
+        """End the stretch of waiting: what passes until the next ``read`` is not the worker's."""
+        self.last = None
+
+
 def _launcher(request_fd: int, response_fd: int, preload: tuple[str, ...], refuse: dict[str, str]) -> list[str]:
     """The worker's command line. It names no folder: every process can read a command line, so the worker's code
     and packages are named in its environment (RUNTIME_ENV, PACKAGES_ENV), which only its own uid can read."""
     code = (f"import os, sys; sys.path.insert(0, os.environ.pop({RUNTIME_ENV!r})); from worker.main import serve; "
             f"serve({request_fd}, {response_fd}, os.environ.pop({PACKAGES_ENV!r}), {preload!r}, {refuse!r})")
     return [sys.executable, "-I", "-B", "-c", code]
+
+
+def _uid_of(pid: int) -> int | None:
+    """The real uid of ``pid`` (a zombie's too), or None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return next((int(line.split()[1]) for line in f if line.startswith("Uid:")), None)
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _finish(steps):
@@ -231,6 +292,7 @@ class _Process:
     uid: int | None
     before: set[int] = field(default_factory=set)
     worker: subprocess.Popen | forkserver.Forked | None = None
+    ready: bool = False  # it has answered once: its imports are done, and a request's clock may start
 
     def __post_init__(self):
         self.worker = self.worker or self.popen
@@ -262,6 +324,10 @@ class Worker:
         self.starts = 0
         self.round_trips = 0  # requests sent (a batch is one), for the speed benchmark's breakdown
         self.last_cpu_seconds = 0.0
+        # What the requests so far have cost, the whole grade's budget (graders.judge.checks.base.Context): the CPU
+        # seconds of the workers' processes, and the seconds they waited without computing. A start is not counted.
+        self.cpu_used = 0.0
+        self.idle_used = 0.0
         # The speed benchmark's accounting ($AGL_PROFILE, graders.judge.profile): each worker process's CPU as last
         # read, by its worker's pid, ended ones included (``account``). Off, nothing reads or keeps it.
         self.profiling = bool(os.environ.get(PROFILE_ENV))
@@ -513,12 +579,10 @@ class Worker:
         it started. None under bubblewrap, where they stay in the worker's pid namespace, below its sandbox."""
         if not self._subreaper or self.isolation.bubblewrap:
             return []
-        table = parents()
-        owners = uids.uids_of_processes(zombies=True) if process.uid is not None else {}
         with _live_lock:
-            ours = [pid for pid, parent in table.items() if parent == os.getpid()]
+            ours = children(os.getpid())  # read while a request waits: the judge's own children, not all of /proc
             if process.uid is not None:
-                return [pid for pid in ours if owners.get(pid) == process.uid]
+                return [pid for pid in ours if _uid_of(pid) == process.uid]
             return [pid for pid in ours if pid not in process.before and pid not in _live]
 
     def __enter__(self) -> Worker:
@@ -530,57 +594,86 @@ class Worker:
         self.budget.close()
 
     # ----- requests -----
-    def request(self, verb: str, args: dict, timeout: float, *, measure_cpu: bool = False) -> dict:
+    def request(self, verb: str, args: dict, timeout: float, *, idle: float = IDLE_SECONDS,
+                measure_cpu: bool = False) -> dict:
         """Send one request to the process of its group; the worker's reply ({"ok": ...} or {"error": ...}).
 
-        With ``measure_cpu``, ``last_cpu_seconds`` is the CPU time the worker's
-        processes spent on it, read from the kernel. Raises WorkerDied or
-        WorkerTimedOut; either way that process is stopped and the next request
-        starts a fresh one.
+        ``timeout`` is CPU seconds: what the worker's processes may spend on the request, read from the kernel while
+        the judge waits, so that a busy machine, which slows the worker down, never stops it. ``idle`` is the
+        backstop for a worker that does not compute: the seconds it may wait without using the CPU (``_Clock``).
+        The clock starts once the process serves: a process started for the request is waited for first
+        (``_ready``). With ``measure_cpu``, ``last_cpu_seconds`` is the CPU time the request took. Raises WorkerDied
+        or WorkerTimedOut; either way that process is stopped and the next request starts a fresh one.
         """
         packages = self._group(verb, args)
         key = "+".join(packages) or "none"
         self._current = key
         self.oracle_failure = None
         process = self._processes.get(key) or self._start(packages)
+        if not process.ready:
+            self._ready(process)
         calls = self.calls(packages)  # what answers them ready: never a request's time
-        deadline = time.monotonic() + timeout
-        cpu_before = self._cpu_seconds(process) if measure_cpu else (0.0, 0.0)
         self.round_trips += 1
+        clock = _Clock(self, process, timeout, idle)
         try:
-            protocol.write_all(process.to_worker, protocol.encode({"verb": verb, "args": args}))
-            reader = self._reader(process.from_worker, lambda: deadline + calls.waited, process.worker)
+            reply = self._exchange(process, {"verb": verb, "args": args}, clock, calls)
+        finally:
+            self.cpu_used += clock.spent
+            self.idle_used += clock.idle
+        self.last_cpu_seconds = clock.spent if measure_cpu else 0.0
+        return reply
+
+    def _exchange(self, process: _Process, message: dict, clock: _Clock, calls: Calls | None = None) -> dict:
+        """Send ``message`` to ``process`` and read its reply, answering its oracle calls meanwhile, within
+        ``clock``'s limits; ``clock.spent`` is then the CPU time it took. On any failure the process is stopped."""
+        try:
+            clock.check()
+            protocol.write_all(process.to_worker, protocol.encode(message))
+            reader = self._reader(process.from_worker, clock, process.worker)
             reply = protocol.decode(reader)
-            while isinstance(reply, dict) and set(reply) == {"call"}:
+            while calls is not None and isinstance(reply, dict) and set(reply) == {"call"}:
                 try:
-                    answer = calls(reply["call"], deadline + calls.waited)
+                    answer = calls(reply["call"], time.monotonic() + ANSWER_SECONDS)
                 finally:
                     self.oracle_failure = calls.failure
+                clock.pause()  # the judge's time, not the worker's
                 protocol.write_all(process.to_worker, protocol.encode(answer))
                 reply = protocol.decode(reader)
+            clock.read()
         except WorkerTimedOut:
-            self._stop(key)
+            self._stop(process.key)
             raise
         except (EOFError, OSError, protocol.ProtocolError) as error:
-            self._stop(key)
+            self._stop(process.key)
             raise WorkerDied(str(error)) from None
-        self.last_cpu_seconds = _cpu_spent(cpu_before, self._cpu_seconds(process)) if measure_cpu else 0.0
         if not isinstance(reply, dict) or not ({"ok"} == set(reply) or {"error"} == set(reply)):
-            self._stop(key)
+            self._stop(process.key)
             raise WorkerDied("the worker answered with a malformed reply")
         return untrusted(reply)
 
-    def request_batch(self, requests: list[tuple[str, dict]], timeout: float) -> list[dict] | None:
+    def _ready(self, process: _Process) -> None:
+        """Wait until ``process`` serves (its imports done, torch among them: it answers an empty batch), within
+        READY_TIMEOUT of CPU time and of waiting, never on a request's clock or the grade's budget. A process that
+        does not get there is stopped: WorkerDied, the next request's failure (its start runs no student code)."""
+        try:
+            self._exchange(process, {"verb": BATCH, "args": {"requests": []}},
+                           _Clock(self, process, READY_TIMEOUT, READY_TIMEOUT))
+        except WorkerTimedOut as error:
+            raise WorkerDied(f"the worker did not start: it {error}") from None
+        process.ready = True
+
+    def request_batch(self, requests: list[tuple[str, dict]], timeout: float, *,
+                      idle: float = IDLE_SECONDS) -> list[dict] | None:
         """The worker's replies to many requests of one group, asked in one round trip, in order; None when the
-        batch could not be answered whole (the worker died, ran past ``timeout`` or answered out of shape: then
-        that process is stopped, and each request is to be asked alone, so that the one that failed fails the
-        way it would have alone)."""
+        batch could not be answered whole (the worker died, ran past ``timeout`` or ``idle`` or answered out of
+        shape: then that process is stopped, and each request is to be asked alone, so that the one that failed
+        fails the way it would have alone)."""
         groups = {self._group(verb, args) for verb, args in requests}
         if len(groups) != 1:
             raise ValueError(f"a batch is asked of one group of packages, not {sorted(groups)}")
         try:
             reply = self.request(BATCH, {"requests": [{"verb": verb, "args": args} for verb, args in requests]},
-                                 timeout)
+                                 timeout, idle=idle)
         except (WorkerDied, WorkerTimedOut):
             return self._restarted(groups.pop())
         if self.oracle_failure is not None:  # asked alone, the request that made it fails with it
@@ -593,52 +686,52 @@ class Worker:
         return replies
 
     def _restarted(self, packages: tuple[str, ...]) -> None:
-        """Start a fresh process for ``packages`` and wait until it serves (its preloads, torch among them, done):
-        the requests of the batch that stopped the last one are now asked one at a time, each within its own
-        timeout, and a process's start must not count against the first of them (it did not in a grade without
-        batches either: the processes start with the grade). A start that fails is the next request's to report."""
+        """Start a fresh process for ``packages`` and wait until it serves: the requests of the batch that stopped
+        the last one are now asked one at a time, and a start that fails is the next request's to report."""
         try:
-            self.request(BATCH, {"requests": [], "group": list(packages)}, READY_TIMEOUT)
+            self._ready(self._start(packages))
         except (WorkerDied, WorkerTimedOut):
             pass
         return None
 
     def _group(self, verb: str, args: dict) -> tuple[str, ...]:
         """The packages of the process that answers ``verb`` with ``args``: the judge's ``route``; for a batch, that
-        of its requests (``request_batch`` keeps them to one group), or the group it names when it has none (only
-        to have the process ready, ``_restarted``)."""
+        of its requests (``request_batch`` keeps them to one group)."""
         if verb != BATCH:
             return self.route(verb, args)
-        if not args["requests"]:
-            return tuple(args["group"])
         first = args["requests"][0]
         return self.route(first["verb"], first["args"])
 
     @staticmethod
-    def _reader(fd: int, deadline: Callable[[], float], popen: subprocess.Popen):
-        """``read_exactly`` over the response pipe, until ``deadline()``. A worker that exited counts as gone
-        at once, even while something it started still holds the pipe open (no EOF would ever come)."""
+    def _reader(fd: int, clock: _Clock, popen: subprocess.Popen):
+        """``read_exactly`` over the response pipe, within ``clock``'s limits, read every POLL_SECONDS while nothing
+        comes. A worker that exited counts as gone at once, even while something it started still holds the pipe
+        open (no EOF would ever come)."""
 
         def wait_readable() -> None:
             while True:
-                remaining = deadline() - time.monotonic()
-                if remaining <= 0:
-                    raise WorkerTimedOut()
-                if select.select([fd], [], [], min(remaining, POLL_SECONDS))[0]:
+                if select.select([fd], [], [], POLL_SECONDS)[0]:
+                    clock.pause()  # the worker answers: what comes next is a new wait
                     return
                 if popen.poll() is not None and not select.select([fd], [], [], 0)[0]:
                     raise EOFError(f"the worker exited (status {popen.returncode})")
+                clock.read()
 
         return protocol.fd_reader(fd, wait=wait_readable, closed="the worker exited")
 
     def _cpu_seconds(self, process: _Process) -> tuple[float, float]:
-        """CPU time the worker's process tree has used, from the kernel (not from the worker's word): every
-        thread of every process in nanoseconds while they live (``/proc/<pid>/task/*/schedstat``), and, in
-        clock ticks, with what ended threads and waited-for children spent (``/proc/<pid>/stat``). The tree
-        includes what the worker left to the judge, a setsid daemon that does the work (``_orphans``): while it
-        lives, and once it has ended, as a zombie the judge has not reaped. Only those of the worker's own uid:
-        without one, a process of another grade's could be counted."""
-        live = ended = 0.0
+        """CPU time the worker's process tree has used, from the kernel (``_usage``): (live, ended)."""
+        return self._usage(process)[:2]
+
+    def _usage(self, process: _Process) -> tuple[float, float, float]:
+        """What the worker's process tree has used, from the kernel (not from the worker's word): its CPU time,
+        every thread of every process in nanoseconds while they live (``/proc/<pid>/task/*/schedstat``), and, in
+        clock ticks, with what ended threads and waited-for children spent (``/proc/<pid>/stat``); and the time
+        its live threads waited on a run queue for a CPU (schedstat's second field; 0 where the kernel keeps
+        none). The tree includes what the worker left to the judge, a setsid daemon that does the work
+        (``_orphans``): while it lives, and once it has ended, as a zombie the judge has not reaped. Only those of
+        the worker's own uid: without one, a process of another grade's could be counted."""
+        live = ended = delay = 0.0
         left = self._orphans(process) if process.uid is not None else []
         roots = dict.fromkeys((process.worker.pid, process.popen.pid, *left))
         trees = dict.fromkeys(pid for root in roots for pid in (root, *descendants(root)))
@@ -646,11 +739,13 @@ class Worker:
             for stat in glob.glob(f"/proc/{pid}/task/*/schedstat"):
                 try:
                     with open(stat) as f:
-                        live += int(f.read().split()[0]) / 1e9
+                        fields = f.read().split()
+                    live += int(fields[0]) / 1e9
+                    delay += int(fields[1]) / 1e9
                 except (OSError, ValueError, IndexError):
                     pass
             ended += stat_cpu(pid, waited=True)
-        return live, ended
+        return live, ended, delay
 
     # ----- the speed benchmark's accounting -----
     def account(self) -> dict[str, float]:

@@ -63,6 +63,9 @@ class Report:
     key: int | None
     versions: dict = field(default_factory=dict)
     key_shown: str | None = None  # what the scorecard says of the key, where not the key itself
+    # What the deadline counts: the workers' CPU seconds over every request, and their seconds waited without
+    # computing (graders.isolation.worker_process.Worker.cpu_used, idle_used)
+    used: tuple[float, float] = (0.0, 0.0)
 
     @property
     def score(self) -> float:
@@ -121,17 +124,16 @@ def in_course(score: float, status: str, task: Task, points: float | None) -> fl
 
 
 def run_task(task: Task, check, worker: Worker, lay: layout.Layout, key: int | None,
-             deadline: tuple[float, float] | None = None, points: float | None = None) -> TaskResult:
-    """One task's result from its ``check``; ``deadline`` is (time.monotonic() at which the grade stops, its
-    seconds); ``points``: the task's points in the course graded (None: the table's). The check decides in the table's
-    points, and the score is their share of the course's."""
-    ctx = Context(task=task, worker=worker, missing=lay.missing, not_regular=lay.not_regular, key=key)
-    if deadline is not None:
-        ctx.deadline, ctx.deadline_seconds = deadline
+             deadline: float | None = None, points: float | None = None) -> TaskResult:
+    """One task's result from its ``check``; ``deadline`` is the grade's budget in seconds (``grade``), of which
+    ``worker`` holds what the tasks before spent; ``points``: the task's points in the course graded (None: the
+    table's). The check decides in the table's points, and the score is their share of the course's."""
+    ctx = Context(task=task, worker=worker, missing=lay.missing, not_regular=lay.not_regular, key=key,
+                  deadline=deadline)
     start = time.perf_counter()
     ctx.begin()
     try:
-        if ctx.deadline is not None and time.monotonic() >= ctx.deadline:
+        if min(ctx.left()) <= 0:
             ctx.past_deadline()
         ctx.require_files(task.module)
         check(ctx)
@@ -172,14 +174,15 @@ def grade(submission: Path, *, key: int | None = None, task_ids: tuple[str, ...]
     shown to its student: graders.keys.tag).
 
     ``isolation`` is "auto" (bubblewrap where it works), "bubblewrap" or "limits". ``deadline`` bounds the whole
-    grade in seconds (None: no bound): a request never waits past it, and the tasks still to run then fail.
+    grade in seconds (None: no bound) of its workers' CPU time, and, the backstop for workers that do not compute,
+    of their time waited without using the CPU: a request never runs past it, and the tasks still to run then fail.
+    Neither counts the time a busy machine keeps them waiting for a CPU.
     ``laid_out`` is called once the submission's files are copied into the grade's own folder: from then on,
     nothing done to the submission's folder changes the grade. ``finished`` is called with each task's result as
     soon as it is made (the CLI's painter draws loss.png from 5.4's while the later tasks run).
     """
     start = time.perf_counter()
     profiled = profile.of(str(submission))  # the speed benchmark's breakdown; does nothing unless it asked
-    stop = None if deadline is None else (time.monotonic() + deadline, deadline)
     chosen = sandbox.choose(isolation)
     lay = layout.lay_out(Path(submission), sandbox.scratch_parent(chosen, scratch))
     try:
@@ -198,14 +201,15 @@ def grade(submission: Path, *, key: int | None = None, task_ids: tuple[str, ...]
             results = []
             for task in tasks:
                 with profiled.task(task.id):
-                    results.append(run_task(task, table[task.id], worker, lay, key, stop,
+                    results.append(run_task(task, table[task.id], worker, lay, key, deadline,
                                             None if points is None else points.get(task.id)))
                 if finished is not None:
                     finished(results[-1])
             if importing is not None:
                 importing.join()  # never left running at exit
+            used = (worker.cpu_used, worker.idle_used)
     finally:
         lay.cleanup()
     profiled.write()
     return Report(str(submission), results, time.perf_counter() - start, chosen.describe(), key, versions(),
-                  key_shown)
+                  key_shown, used)

@@ -16,13 +16,14 @@ The asker is untrusted, so every oracle is bounded and charged to it:
   no student code, started when a grade that needs it starts (it imports torch while the judge works, and its
   start never counts against a request) and kept for every later grade of this judge process, dying with it
   (``PR_SET_PDEATHSIG``). Once its imports are done, its address space is capped at
-  what they took plus ``HELPER_HEADROOM`` (``RLIMIT_AS``), and an answer not back by the asking request's deadline
-  gets it killed (a fresh one is started at once, for the next request).
+  what they took plus ``HELPER_HEADROOM`` (``RLIMIT_AS``), and an answer not back within the handle's backstop for one
+  answer (graders.isolation.worker_process.ANSWER_SECONDS) gets it killed (a fresh one is started at once, for the
+  next request). Its time is the judge's: never counted against the asking request, in CPU or in waiting.
 - **Kept.** An answer is a function of its checked arguments alone (the same torch, the same reference), so the judge
   keeps each by a digest of them (``Kept``): in memory for the judge's life and, where the examples cache is on,
   beside the draws (graders.judge.examples_cache), as the helper's frame. Every correct fit of a class asks the same
   runs, and a grade whose every answer is kept never starts the helper: it starts at the first answer that is not
-  kept, and the request that asked waits for it without the wait counting against its deadline (``Calls.waited``).
+  kept, and the request that asked waits for it (its answer's deadline moved by the wait: ``Calls.waited``).
   The kept frame holds the same float64 values the helper sent: a kept answer and a computed one give the same
   grade, byte for byte.
 - **Charged.** A refusal or a failure (too large, too many calls, past the deadline, out of memory, a helper that

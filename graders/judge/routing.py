@@ -46,13 +46,14 @@ class Calls:
         self.offered = {name for package in packages for name in ORACLE_PACKAGES.get(package, ())}
         self.failure: str | None = None
         self.helper_calls = 0  # the calls of the helper's oracles, which MAX_CALLS counts
-        self.waited = 0.0  # seconds the calls waited for the helper to start: off the request's clock
+        self.waited = 0.0  # seconds the calls waited for the helper to start (its answer's deadline moves by them)
 
     def __call__(self, call, deadline: float) -> dict:
         """The judge's answer to a worker's ask_judge: {"value": ...}, or {"refused": why} (graders.judge.oracles),
         ``why`` then noted as this request's ``failure``; once a request has one, every later call of it is refused
         without computing. Asking for what this process is not offered breaks the protocol (the handle's WorkerDied);
-        a helper past the request's deadline is the request's (WorkerTimedOut, with its ``failure``)."""
+        a helper past ``deadline`` (the handle's backstop for one answer: the judge's time, never the request's) is
+        the request's failure (WorkerTimedOut, with its ``failure``)."""
         self.helper_calls += int(isinstance(call, dict) and call.get("name") in oracles.IN_HELPER)
         name = call.get("name") if isinstance(call, dict) else None
         if name not in self.offered or not isinstance(call.get("args"), dict):

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from graders import messages as msg
 
 # The rung each head template reports, written out: values, cost, errors, modes and convergence, and the rest.
+IDLE = "waited"  # a verdict that rests on wall time: the worker waited, it did not compute (its words: CLASS_RUNGS)
 RUNGS = {
     "values": ("WRONG_VALUE_HEAD",),
     "types": ("WRONG_KIND", "ANSWER_INCOMPLETE"),
@@ -25,9 +26,7 @@ RUNGS = {
     "cost": ("COSTLY", "COSTLY_TIMEOUT"),
     "crash": ("DIED", "ORACLE_FAILED"),
     "time": ("TIMED_OUT", "GRADE_DEADLINE"),
-    # A timeout where the worker used no CPU (it slept, or blocked on a read): wall time alone decided it. The
-    # head template that says so is read here once graders/messages.py has it.
-    "waited": ("TIMED_OUT_WAITING",),
+    IDLE: ("TIMED_OUT_IDLE", "GRADE_DEADLINE_IDLE"),
     "in place": ("RULE_WROTE_INTO_G", "OPTIM_NOT_IN_PLACE", "OPTIM_GRAD_NOT_NONE", "OPTIM_STATE_UNSAVED",
                  "CLIP_REPLACED"),
     "batches": ("LOADER_NOT_PAIR", "LOADER_TOO_MANY", "LOADER_COUNT", "LOADER_SIZES", "LOADER_LENGTH", "LOADER_ROW",

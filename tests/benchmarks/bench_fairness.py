@@ -3,7 +3,7 @@
     python tests/benchmarks/bench_fairness.py [--repeat 3] [--children 40]
 
 Grades the reference alone, then at the same time as a submission whose unbroadcast starts ``--children``
-busy processes for 8 s, each in a session of its own (within the request's deadline), and prints the
+busy processes for 8 s, each in a session of its own (until the request's CPU limit stops them), and prints the
 reference's seconds, as medians over the repeats, and their ratio. Where budgets hold (``autograd-lab
 doctor``: a cgroup per grade, one CPU share each), the burner's children share one grade's share of the CPU,
 however many they are. Figures, not pass/fail: the machines are shared and noisy.

@@ -35,6 +35,7 @@ class InProcessWorker:
     def __init__(self, layout):
         self.layout = layout
         self.last_cpu_seconds = 0.0
+        self.cpu_used = self.idle_used = 0.0  # what a grade's deadline counts (Worker's): the CPU of every request
         self.oracle_failure: str | None = None
         self.round_trips = 0
         sys.path[:0] = [str(layout.runtime), str(layout.packages)]
@@ -55,7 +56,7 @@ class InProcessWorker:
             raise ValueError(answer.get("refused", "the judge would not answer"))
         return _round_trip(answer["value"])
 
-    def request(self, verb, args, timeout, *, measure_cpu=False):
+    def request(self, verb, args, timeout, *, idle=None, measure_cpu=False):
         self.round_trips += 1
         self.oracle_failure = None
         self._calls = routing.calls(routing.group_of(verb, args))  # offered what the worker of its group is
@@ -66,6 +67,7 @@ class InProcessWorker:
         finally:
             os.chdir(here)
         self.last_cpu_seconds = time.process_time() - start
+        self.cpu_used += self.last_cpu_seconds
         return _round_trip(reply)
 
     @contextlib.contextmanager
@@ -78,7 +80,7 @@ class InProcessWorker:
         """Files the judge writes for a request are this process's own."""
         return None
 
-    def request_batch(self, requests, timeout):
+    def request_batch(self, requests, timeout, *, idle=None):
         """One reply a request, each answered as if asked alone (a batch is only fewer round trips)."""
         return [self.request(verb, args, timeout) for verb, args in requests]
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import re
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +18,7 @@ import numpy as np
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from graders import messages as msg
-from graders.isolation.worker_process import Worker, WorkerDied, WorkerTimedOut
+from graders.isolation.worker_process import IDLE_SECONDS, Worker, WorkerDied, WorkerTimedOut
 from graders.judge import examples_cache
 from graders.judge.checks import answers
 from graders.judge.routing import group_of
@@ -27,9 +26,9 @@ from graders.tasks import ORACLES, Task
 
 STUB_MESSAGE = re.compile(r"^Task (\d\.\d)\b")
 STUB_PART = re.compile(r"Task (\d\.\d): ([^;]+)")
-DEFAULT_TIMEOUT = 10.0
+DEFAULT_TIMEOUT = 10.0  # CPU seconds a request may take (graders.isolation.worker_process.Worker.request)
 BATCH_SIZE = 50  # requests per round trip when a forall asks its draws' requests at once
-BATCH_SECONDS_PER_REQUEST = 0.25  # a batch's timeout: the longest request's, and this much for each
+BATCH_SECONDS_PER_REQUEST = 0.25  # a batch's CPU limit: the longest request's, and this much for each
 MAX_EXPECTED_PER_DRAW = 16  # a bound on what one forall keeps, should a check name an input it should not
 
 
@@ -81,8 +80,9 @@ class Context:
     not_graded: list[str] = field(default_factory=list)
     # the points earned before the ladder's last rung failed, and for what (``earn``): a task's partial credit
     earned: tuple[float, str] | None = None
-    deadline: float | None = None  # time.monotonic() at which the whole grade stops (grade's deadline)
-    deadline_seconds: float = 0.0
+    # The whole grade's budget in seconds (graders.judge.grade's deadline; None: no bound): the CPU time of its
+    # workers' requests together, and, the backstop, their time waited without computing (Worker.cpu_used, idle_used).
+    deadline: float | None = None
     foralls: int = 0  # the forall calls so far, which names each one's kept draws
     kept: examples_cache.Kept | None = None  # where expected() keeps values: the running forall's, or the task's
     _outside_at: Path | None = None
@@ -121,19 +121,17 @@ class Context:
             raise _Planned(verb, args, timeout, measure_cpu)
         head = msg.header(self.task, doing=doing)
         hint_line = msg.HINT.format(hint=hint) if hint else ""
-        left = None if self.deadline is None else self.deadline - time.monotonic()
-        if left is not None and left <= 0:
+        cpu_left, idle_left = self.left()
+        if min(cpu_left, idle_left) <= 0:
             self.past_deadline()
         reply = self._prefetched_reply(verb, args) if self._prefetched and not measure_cpu else None
         if reply is None:  # a batch's reply never comes with an oracle's failure (Worker.request_batch)
             try:
-                reply = self.worker.request(verb, args, timeout if left is None else min(timeout, left),
+                reply = self.worker.request(verb, args, min(timeout, cpu_left), idle=min(IDLE_SECONDS, idle_left),
                                             measure_cpu=measure_cpu)
-            except WorkerTimedOut:
+            except WorkerTimedOut as error:
                 self.oracle_failed(doing)
-                if left is not None and left < timeout:
-                    self.past_deadline()
-                raise CheckFailed(msg.TIMED_OUT.format(seconds=timeout, **head)) from None
+                raise self.timed_out(error, doing, timeout) from None
             except WorkerDied:
                 self.oracle_failed(doing)
                 if died is not None:
@@ -182,10 +180,34 @@ class Context:
         code shares the worker), said as such, never a grader error."""
         return CheckFailed(msg.ANSWER_INCOMPLETE.format(**msg.header(self.task, doing=doing)))
 
-    def past_deadline(self):
-        """Fail the task because the whole grade ran past its deadline, so the scorecard says why the remaining tasks
-        were not graded."""
-        raise CheckFailed(msg.GRADE_DEADLINE.format(seconds=self.deadline_seconds, **msg.header(self.task)))
+    def left(self) -> tuple[float, float]:
+        """What is left of the grade's budget: (CPU seconds, seconds to wait without computing); infinite without
+        a deadline."""
+        if self.deadline is None:
+            return float("inf"), float("inf")
+        return self.deadline - self.worker.cpu_used, self.deadline - self.worker.idle_used
+
+    def timed_out(self, error: WorkerTimedOut, doing: str, timeout: float) -> CheckFailed:
+        """The failure for a request stopped at a limit (``error``: its CPU time, or its time waited without
+        computing): the request's own (``timeout`` CPU seconds, IDLE_SECONDS waited), or the grade's budget where
+        that was less (``past_deadline``)."""
+        if error.seconds < (IDLE_SECONDS if error.idle else timeout):
+            self.past_deadline(idle=error.idle)
+        if error.idle:
+            return CheckFailed(msg.lines(msg.TIMED_OUT_IDLE.format(seconds=error.seconds,
+                                                                   **msg.header(self.task, doing=doing)),
+                                         msg.HINT.format(hint=msg.HINT_NOT_COMPUTING)))
+        return CheckFailed(msg.TIMED_OUT.format(seconds=timeout, **msg.header(self.task, doing=doing)))
+
+    def past_deadline(self, *, idle: bool | None = None):
+        """Fail the task because the whole grade used its budget (``idle``: of time waited without computing; None:
+        whichever is used up), so the scorecard says why the remaining tasks were not graded."""
+        if idle is None:
+            idle = self.left()[1] <= 0 < self.left()[0]
+        if idle:
+            raise CheckFailed(msg.lines(msg.GRADE_DEADLINE_IDLE.format(seconds=self.deadline, **msg.header(self.task)),
+                                        msg.HINT.format(hint=msg.HINT_NOT_COMPUTING)))
+        raise CheckFailed(msg.GRADE_DEADLINE.format(seconds=self.deadline, **msg.header(self.task)))
 
     def student_error(self, error: dict, doing: str, hint: str | None = None) -> Exception:
         """The exception to raise for an error that student code raised while ``doing``."""
@@ -381,13 +403,12 @@ class Context:
                 self._ask_batch(requests[start:start + BATCH_SIZE])
 
     def _ask_batch(self, requests: list[_Planned]) -> None:
-        left = None if self.deadline is None else self.deadline - time.monotonic()
+        cpu_left, idle_left = self.left()
+        if min(cpu_left, idle_left) <= 0:
+            return
         timeout = max(r.timeout for r in requests) + BATCH_SECONDS_PER_REQUEST * len(requests)
-        if left is not None:
-            if left <= 0:
-                return
-            timeout = min(timeout, left)
-        replies = self.worker.request_batch([(r.verb, r.fields) for r in requests], timeout)
+        replies = self.worker.request_batch([(r.verb, r.fields) for r in requests], min(timeout, cpu_left),
+                                            idle=min(IDLE_SECONDS, idle_left))
         for request, reply in zip(requests, replies or ()):
             self._prefetched.setdefault(request.digest, []).append(reply)
 

@@ -18,7 +18,7 @@ from graders.judge.checks.base import CheckFailed, Context
 from graders.ops import OPS, Cost, Large, Op
 
 COST_POINTS = 1  # of an op task's points, what its cost rung is worth; the values earn the rest
-COST_TIMEOUT_FLOOR = 5.0  # seconds a timed request is given at the least, however small its limit
+COST_TIMEOUT_FLOOR = 5.0  # CPU seconds a timed request is given at the least, however small its limit
 # A rule over its limit is timed again, with the yardstick, up to this many times in all, and its best ratio
 # counts: a machine busy for a moment once put a correct rule at 7 times its usual CPU time (the limits sit at
 # least four times above correct rules), while a rule over its limit by its nature is over it every time.
@@ -56,10 +56,12 @@ def timed_rung(ctx: Context, verb: str, args: dict, *, yardstick: tuple, timed: 
     for _ in range(COST_ATTEMPTS):
         base = timing.measure(op, sets, kwargs, args["repeat"])
         limit = ratio * base
-        try:
+        try:  # stopped at 4 times its limit in CPU time, both read from the kernel
             reply = ctx.worker.request(verb, args, timeout=max(COST_TIMEOUT_FLOOR, 4 * limit), measure_cpu=True)
-        except (WorkerDied, WorkerTimedOut):
+        except (WorkerDied, WorkerTimedOut) as error:
             ctx.oracle_failed(timed)
+            if isinstance(error, WorkerTimedOut) and error.idle:  # it waited, it did not compute: not a cost
+                raise ctx.timed_out(error, timed, COST_TIMEOUT_FLOOR) from None
             raise CheckFailed(msg.COSTLY_TIMEOUT.format(floor=COST_TIMEOUT_FLOOR, **head)) from None
         ctx.oracle_failed(timed)
         if "ok" not in reply:
