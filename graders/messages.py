@@ -100,8 +100,6 @@ PARTIAL_CKPT_RESUME = "a run resumed from the checkpoint (2)"
 PARTIAL_CKPT_ATOMIC = "a checkpoint kept whole by a save that died (1)"
 PARTIAL_CKPT_EVERY_EPOCH = "a checkpoint of every epoch finished (1)"
 PARTIAL_VALUES = "the right values on every input (the cost rung is worth {cost})"
-LOSSES_KEPT_NOT_SEEN = ("whether train_epoch lets each batch's loss Tensor (and its graph) go, keeping "
-                        "loss.item(): no number shows it")
 
 # Classic mistakes, named when the numbers show them.
 HINT_DOUBLED = ("yours is exactly twice the expected value: "
@@ -454,6 +452,18 @@ LOOP_FLOATS = "a list of floats, one per epoch"
 LOOP_PER_EPOCH = "{count} (one per epoch)"
 LOOP_NO_VAL = "none (there is no val_loader)"
 LOOP_HISTORY = 'a dict {"train_loss": [...], "val_loss": [...]}'
+# Loss Tensors kept alive (5.1, 6.x): seen in the worker's memory, which the judge reads from the kernel.
+HINT_LOSSES_KEPT = ("add loss.item() (a Python float) to the list or the running total, never the loss Tensor: a "
+                    "Tensor keeps its whole graph alive")
+LOSSES_KEPT = ("Task {task} ({title}): {function} kept the loss Tensors alive, and with each one its batch's graph: "
+               "over {batches} batches the worker's memory rose by {grown:.0f} MiB, where a loop that lets each loss "
+               "go rises by about {released} MiB (at most {bound} MiB allowed).\n"
+               "  the judge's loss hung {ballast} MiB on each batch's graph, as a wide network's activations would "
+               "weigh, and read the worker's memory from the kernel\n"
+               "  hint: " + HINT_LOSSES_KEPT)
+LOSSES_KEPT_DOING = "running {function} over {batches} batches, each loss's graph holding {ballast} MiB"
+MEMORY_NOT_READ = ("whether {function} lets each batch's loss Tensor go: this judge cannot read the worker's peak "
+                   "memory here (/proc/<pid>/clear_refs)")
 
 HINT_TRAIN_MODE = "call model.train() at the start of train_epoch: the model may arrive in eval mode"
 HINT_STEP_PER_BATCH = "call optimizer.step() once per batch, inside the loop over the batches, not once per epoch"
@@ -467,6 +477,8 @@ HINT_NOT_DIVIDED = ("the weights match a run whose micro-batch losses are not di
                     "call (loss / accumulate).backward(), so a group's gradient is the mean over its batches")
 HINT_NOT_CLIPPED = ("the weights match a run without clipping: with clip_norm set, call "
                     "clip_grad_norm(model.parameters(), clip_norm) after the backward passes and before each step")
+HINT_FIT_OPTIONS = ("the losses match a fit whose train_epoch never got {options}: pass fit's options on, "
+                    "train_epoch(model, train_loader, optimizer, loss_fn, {call})")
 HINT_LOSS_DIVIDED = "yours is the expected value divided by accumulate: record loss.item() before the division"
 HINT_MEAN_LOSS = "return the mean of the per-batch losses, each as loss_fn computed it (read with .item())"
 
@@ -608,18 +620,30 @@ HINT_CKPT_HISTORY = ("return the whole history: the epochs saved in the checkpoi
 TORCH_SETUP = ("  model MLP 1-{hidden}-1 float64, {n} examples in batches of {batch_size} ({batches} batches), "
                "{n_val} for validation, SGD(lr={lr:g}, momentum={momentum:g}), {loss}, {epochs} epochs, "
                "device={device!r}")
+TORCH_JUDGES_DEVICE = ("  {device!r} is the judge's device: it computes on the CPU, a model or batch left on the CPU "
+                       "fails there as on a GPU, and the model's output moves by {shift:g} when it computes there")
 TORCH_SOURCE = "the reference fit_torch on {device!r}, same weights and batches"
-TORCH_MOVES_NOT_SEEN = ("whether fit_torch moves the model and every batch with .to(device): on the CPU a "
-                        "move changes nothing the grader can see, so it is graded in 6.2, on CUDA")
 TORCH_DEVICE_NOT_SEEN = ("whether fit_torch computed on the GPU: the .to() calls checked here are noted inside the "
                          "process that runs your code, and float64 results agree on both devices, so nothing the "
                          "grader sees from outside shows where the work was done")
+HINT_TORCH_MOVE_MODEL = "move the model once, before training: model.to(device)"
+HINT_TORCH_MOVE_BATCHES = ("move every batch, inputs and targets, in training and in validation, with .to(device), "
+                           "as the model")
+HINT_TORCH_NOT_MOVED = ("these are the numbers of a run that stayed on the CPU: fit_torch moved neither the model "
+                        "nor the batches to the device it was given. Call model.to(device) once, and xb.to(device), "
+                        "yb.to(device) for every batch")
+HINT_TORCH_OWN_TENSOR = ("a tensor on the device met one on the CPU: make your own tensors on the device "
+                         "(torch.zeros(..., device=device)), or keep Python floats (loss.item())")
 TORCH_MODEL_NOT_MOVED = ("Task {task} ({title}): fit_torch never called model.to({device!r}) (the .to() calls "
-                         "seen: {calls}).\n  hint: move the model once, before training: model.to(device)")
+                         "seen: {calls}).\n  hint: " + HINT_TORCH_MOVE_MODEL)
 TORCH_BATCH_NOT_MOVED = ("Task {task} ({title}): {count} of the {total} batch tensors the loaders yielded were "
                          "never moved with .to({device!r}) (the first: {which}).\n"
-                         "  hint: move every batch, inputs and targets, in training and in validation, with "
-                         ".to(device), as the model")
+                         "  hint: " + HINT_TORCH_MOVE_BATCHES)
+TORCH_LEFT_BEHIND = ("Task {task} ({title}): fit_torch on device={device!r} raised {error}: {what}.\n"
+                     "  {device!r} is the judge's device, on which a tensor left on the CPU fails, as on a GPU\n"
+                     "  hint: {hint}")
+TORCH_LEFT_MODEL = "the model was never moved there (the model's .to() calls: {calls})"
+TORCH_LEFT_BATCH = "{which} was never moved there with .to(device)"
 HINT_TORCH_TRAIN = "call model.train() at the start of every epoch: validation left the model in eval mode"
 HINT_TORCH_EVAL = "call model.eval() before the validation loop"
 HINT_TORCH_NO_GRAD = "run the validation loop inside `with torch.no_grad():`"

@@ -55,6 +55,8 @@ from graders.isolation.processes import (
     descendants,
     kill_tree,
     parents,
+    peak_memory_growth,
+    reset_peak_memory,
     signal_tree,
     stat_cpu,
 )
@@ -262,6 +264,7 @@ class Worker:
         self.starts = 0
         self.round_trips = 0  # requests sent (a batch is one), for the speed benchmark's breakdown
         self.last_cpu_seconds = 0.0
+        self.last_memory_growth: int | None = None  # bytes the last measured request's worker peaked above its start
         # The speed benchmark's accounting ($AGL_PROFILE, graders.judge.profile): each worker process's CPU as last
         # read, by its worker's pid, ended ones included (``account``). Off, nothing reads or keeps it.
         self.profiling = bool(os.environ.get(PROFILE_ENV))
@@ -530,11 +533,14 @@ class Worker:
         self.budget.close()
 
     # ----- requests -----
-    def request(self, verb: str, args: dict, timeout: float, *, measure_cpu: bool = False) -> dict:
+    def request(self, verb: str, args: dict, timeout: float, *, measure_cpu: bool = False,
+                measure_memory: bool = False) -> dict:
         """Send one request to the process of its group; the worker's reply ({"ok": ...} or {"error": ...}).
 
         With ``measure_cpu``, ``last_cpu_seconds`` is the CPU time the worker's
-        processes spent on it, read from the kernel. Raises WorkerDied or
+        processes spent on it, read from the kernel; with ``measure_memory``,
+        ``last_memory_growth`` how far the worker's peak resident memory rose
+        over it (None where it cannot be read). Raises WorkerDied or
         WorkerTimedOut; either way that process is stopped and the next request
         starts a fresh one.
         """
@@ -546,6 +552,7 @@ class Worker:
         calls = self.calls(packages)  # what answers them ready: never a request's time
         deadline = time.monotonic() + timeout
         cpu_before = self._cpu_seconds(process) if measure_cpu else (0.0, 0.0)
+        memory_before = reset_peak_memory(process.worker.pid) if measure_memory else None
         self.round_trips += 1
         try:
             protocol.write_all(process.to_worker, protocol.encode({"verb": verb, "args": args}))
@@ -565,6 +572,7 @@ class Worker:
             self._stop(key)
             raise WorkerDied(str(error)) from None
         self.last_cpu_seconds = _cpu_spent(cpu_before, self._cpu_seconds(process)) if measure_cpu else 0.0
+        self.last_memory_growth = peak_memory_growth(process.worker.pid, memory_before)
         if not isinstance(reply, dict) or not ({"ok"} == set(reply) or {"error"} == set(reply)):
             self._stop(key)
             raise WorkerDied("the worker answered with a malformed reply")

@@ -113,22 +113,24 @@ class Context:
 
     # ----- asking the worker -----
     def ask(self, verb: str, doing: str, *, timeout: float = DEFAULT_TIMEOUT, hint: str | None = None,
-            measure_cpu: bool = False, died: str | None = None, **args):
+            measure_cpu: bool = False, measure_memory: bool = False, died: str | None = None, **args):
         """The worker's answer to one request, or CheckFailed/NotAttempted in the student's terms; ``died`` is the
-        message when the worker dies (its death, seen from outside, the effect the request looks for)."""
+        message when the worker dies (its death, seen from outside, the effect the request looks for). A request
+        that ``measure_memory`` is asked alone (the worker's ``last_memory_growth``)."""
         self.check_route(verb, args)
+        measured = measure_cpu or measure_memory
         if self._planned is not None:
-            raise _Planned(verb, args, timeout, measure_cpu)
+            raise _Planned(verb, args, timeout, measured)
         head = msg.header(self.task, doing=doing)
         hint_line = msg.HINT.format(hint=hint) if hint else ""
         left = None if self.deadline is None else self.deadline - time.monotonic()
         if left is not None and left <= 0:
             self.past_deadline()
-        reply = self._prefetched_reply(verb, args) if self._prefetched and not measure_cpu else None
+        reply = self._prefetched_reply(verb, args) if self._prefetched and not measured else None
         if reply is None:  # a batch's reply never comes with an oracle's failure (Worker.request_batch)
             try:
                 reply = self.worker.request(verb, args, timeout if left is None else min(timeout, left),
-                                            measure_cpu=measure_cpu)
+                                            measure_cpu=measure_cpu, measure_memory=measure_memory)
             except WorkerTimedOut:
                 self.oracle_failed(doing)
                 if left is not None and left < timeout:
