@@ -64,7 +64,9 @@ HINT_SEED = "seed an implicit grad with ones; add into .grad (never assign) so c
 HINT_GRAD_FORMS = ("take the grad given to backward() as PyTorch does, a Tensor, or anything numpy reads as an array "
                    "(a list, an int array): np.asarray(..., dtype=np.float64)")
 HINT_GRAD_0D = ("a .grad is an ndarray of the leaf's shape, a 0-d array for a 0-d leaf: numpy arithmetic on 0-d "
-                "arrays returns numpy scalars, so store np.asarray(...) of the sum")
+                "arrays returns numpy scalars, so store each .grad as a new float64 array, np.array(..., "
+                "dtype=np.float64) of g the first time and of the sum after (np.asarray(g) would keep the very array "
+                "a rule returned)")
 HINT_LEAF_ROOT = ("a leaf that requires grad is its own output: x.backward() gives x.grad = 1, as in PyTorch; "
                   "test requires_grad, not whether the tensor has parents")
 HINT_GRAD_COPY = ("store a copy as a leaf's .grad (np.array(g, dtype=np.float64)), never the array itself: the "
@@ -106,6 +108,8 @@ HINT_DOUBLED = ("yours is exactly twice the expected value: "
                 "a gradient counted twice (assigned and then added, or not cleared)")
 HINT_NEGATED = "yours is exactly the negative of the expected value: a sign is flipped"
 HINT_TRANSPOSED = "yours is the expected value transposed: check which side of @ each factor goes, and .T"
+HINT_SHAPE_OF_OUTPUT = ("yours has the output's shape {out}, the shape of g: the gradient for x has x's own shape "
+                        "{shape}, so undo on g what the forward did to x's shape")
 HINT_SHAPE_REVERSED = "yours has the expected shape's axes reversed: return each gradient in its input's own shape"
 HINT_NOT_SUMMED = ("yours has the broadcast shape {got}: sum the gradient back down to {expected} "
                    "(for a bias, over the batch)")
@@ -389,6 +393,10 @@ LOADER_MISSING = "Task {task} ({title}): epoch {epoch} never visited example(s) 
 LOADER_AND_MISSING = ", and {missing} never"
 LOADER_ORDER = ("Task {task} ({title}): with shuffle=False the examples came in the order {got}, expected the "
                 "data's order {expected}.")
+LOADER_WHOLE_BATCHES = ("Task {task} ({title}): with shuffle=True, in each of {epochs} epochs every batch held one "
+                        "batch of the data's order, whole ({batches}): the batches were shuffled, not the examples.")
+HINT_LOADER_EXAMPLES = ("shuffle the examples, not the batches: cut consecutive batches out of order = "
+                        "self.rng.permutation(n), so that a batch mixes examples from all over the data")
 LOADER_NOT_SHUFFLED = "Task {task} ({title}): with shuffle=True, epoch {epoch} came in the data's order {order}."
 LOADER_SAME_EPOCHS = "Task {task} ({title}): with shuffle=True, epochs {a} and {b} came in the same order {order}."
 LOADER_NOT_REPRODUCIBLE = ("Task {task} ({title}): two loaders given np.random.default_rng({seed}) yielded "
@@ -475,11 +483,15 @@ HINT_STALE_GRAD = ("the weights match a run that keeps the gradients left on the
                    "clear them before the first backward (optimizer.zero_grad() before the loop)")
 HINT_NOT_DIVIDED = ("the weights match a run whose micro-batch losses are not divided by accumulate: "
                     "call (loss / accumulate).backward(), so a group's gradient is the mean over its batches")
+HINT_BACKWARD_TWICE = ("the weights match a run whose every gradient counts twice: a second backward() per batch "
+                       "adds it again; call (loss / accumulate).backward() once per batch")
 HINT_NOT_CLIPPED = ("the weights match a run without clipping: with clip_norm set, call "
                     "clip_grad_norm(model.parameters(), clip_norm) after the backward passes and before each step")
 HINT_FIT_OPTIONS = ("the losses match a fit whose train_epoch never got {options}: pass fit's options on, "
                     "train_epoch(model, train_loader, optimizer, loss_fn, {call})")
 HINT_LOSS_DIVIDED = "yours is the expected value divided by accumulate: record loss.item() before the division"
+HINT_LOSS_BY_EXAMPLES = ("yours is the mean over the examples, each batch's loss weighted by its size: {function} "
+                         "returns the mean of the batch losses, sum(losses) / len(losses), whatever their sizes")
 HINT_MEAN_LOSS = "return the mean of the per-batch losses, each as loss_fn computed it (read with .item())"
 
 HINT_EVAL_MODE = "call model.eval() before the loop over the batches"
@@ -531,7 +543,11 @@ FIT_E2E_REPLAY_INPUTS = ("  the lesson's run ({setup}); the judge noted which of
                          "DataLoader's batches held, and replayed the run over them")
 HINT_FIT_E2E_REPLAY = ("a correct stack reproduces the replay to about 1e-15; weights that reach the noise floor "
                        "another way (another run, or a shortcut) are not the lesson's run. Where fit itself passed "
-                       "(the rungs above), look at your engine and optimizer (tasks 1-3 grade each one)")
+                       "(the rungs above), look at your engine, optimizer and train_epoch (tasks 1-3 and 5.1 grade "
+                       "each one)")
+HINT_FIT_E2E_TWICE = ("the weights match the replay with every batch's gradient counted twice (SGD at twice the "
+                      "rate): a second backward() per batch, in train_epoch (5.1) or fit, adds each gradient again; "
+                      "call (loss / accumulate).backward() once per batch")
 FIT_E2E_PASSES = ("Task {task} ({title}): during the lesson's run ({setup}), fit iterated the DataLoader {got} "
                   "time(s), expected {epochs}: one pass per epoch.")
 FIT_E2E_EPOCH = ("Task {task} ({title}): during the lesson's run ({setup}), pass {index} over your DataLoader {got}; "
@@ -639,11 +655,18 @@ TORCH_MODEL_NOT_MOVED = ("Task {task} ({title}): fit_torch never called model.to
 TORCH_BATCH_NOT_MOVED = ("Task {task} ({title}): {count} of the {total} batch tensors the loaders yielded were "
                          "never moved with .to({device!r}) (the first: {which}).\n"
                          "  hint: " + HINT_TORCH_MOVE_BATCHES)
-TORCH_LEFT_BEHIND = ("Task {task} ({title}): fit_torch on device={device!r} raised {error}: {what}.\n"
+# How torch's error for an op given tensors on two devices begins (the judge's device raises it too, in torch's words)
+TORCH_TWO_DEVICES = "Expected all tensors to be on the same device"
+TORCH_LEFT_BEHIND = ("Task {task} ({title}): on device={device!r}, {what} stayed on the CPU, so fit_torch raised "
+                     "{error}\n"
                      "  {device!r} is the judge's device, on which a tensor left on the CPU fails, as on a GPU\n"
                      "  hint: {hint}")
-TORCH_LEFT_MODEL = "the model was never moved there (the model's .to() calls: {calls})"
-TORCH_LEFT_BATCH = "{which} was never moved there with .to(device)"
+TORCH_LEFT_MODEL = "the model (its .to() calls: {calls})"
+TORCH_LEFT_BATCH = "{which} (never moved with .to(device))"
+HINT_BACKWARD_SCALAR = ("call backward() on the loss, a tensor of one element: backward() without a gradient is "
+                        "defined only for a scalar, so a tensor of one value per example cannot start it")
+# What an error's own words say went wrong, whatever the task (the engine, the stand-ins and torch raise these).
+HINTS_FOR_RAISED_TEXT = {"grad can be implicitly created only for scalar outputs": HINT_BACKWARD_SCALAR}
 HINT_TORCH_TRAIN = "call model.train() at the start of every epoch: validation left the model in eval mode"
 HINT_TORCH_EVAL = "call model.eval() before the validation loop"
 HINT_TORCH_NO_GRAD = "run the validation loop inside `with torch.no_grad():`"

@@ -130,6 +130,26 @@ def test_fit_torch_validates_on_the_mean_of_every_validation_batch():
 
 
 @pytest.mark.task6_1
+def test_fit_torch_validates_on_the_mean_of_unequal_batches_not_of_the_examples():
+    """With lr 0 and validation batches of 8, 6 and 2 examples, is each epoch's val_loss the mean of the 3 batch
+    losses (each batch counts once, whatever its size), not the mean over the 16 examples?"""
+    torch.manual_seed(0)
+    x = torch.linspace(-1.0, 1.0, 16, dtype=torch.float64).reshape(-1, 1)
+    batches = [(x[a:b], 3 * x[a:b] + 1) for a, b in ((0, 8), (8, 14), (14, 16))]
+    model = torch.nn.Linear(1, 1).double()
+    with torch.no_grad():
+        by_batch = sum(torch.nn.functional.mse_loss(model(xb), yb).item() for xb, yb in batches) / 3
+        by_example = torch.nn.functional.mse_loss(model(x), 3 * x + 1).item()
+    history = fit_torch(model, batches, torch.optim.SGD(model.parameters(), lr=0.0), torch.nn.MSELoss(), 1,
+                        val_loader=batches)
+    got = float(history["val_loss"][0])
+    assert got != pytest.approx(by_example, rel=1e-9), (
+        f"val_loss {got:.6g} is the mean over the 16 examples: return the mean of the 3 batch losses, {by_batch:.6g}")
+    assert got == pytest.approx(by_batch, rel=1e-9), f"val_loss {got:.6g}, expected the mean of the 3 batch " \
+                                                     f"losses, {by_batch:.6g}"
+
+
+@pytest.mark.task6_1
 def test_fit_torch_calls_the_loss_with_the_prediction_first():
     """Is every loss computed as loss_fn(model(xb), yb), prediction first? (MSE gives the same number either way
     round; a weighted loss does not.)"""

@@ -25,7 +25,7 @@ from .verbs_loop import attach_ballast, history_claim, weighted_loss
 # What the probe model adds to the network's output in training mode, while grad mode is on and when it computes on
 # the judge's device: small, so that the known mistakes' runs (a loss called with its arguments swapped) stay
 # finite, and binary fractions.
-TRAINING_SHIFT, GRAD_SHIFT, DEVICE_SHIFT = 0.125, 0.25, 0.5
+TRAINING_SHIFT, GRAD_SHIFT, DEVICE_SHIFT = 0.125, 0.25, 0.0625
 
 
 def _device_of(args, kwargs) -> str | None:

@@ -203,7 +203,9 @@ class Context:
             text = msg.RAISED_KEY_ID.format(error=error["type"])  # an id(): a memory address, other at every run
         if hint is None:  # an exception that says which mistake made it, in this task's code
             hint = next((h for (prefix, kind), h in msg.HINTS_FOR_RAISED.items()
-                         if self.task.id.startswith(prefix) and kind in error.get("mro", ())), None)
+                         if self.task.id.startswith(prefix) and kind in error.get("mro", ())), None) or \
+                next((h for said, h in msg.HINTS_FOR_RAISED_TEXT.items() if str(error["message"]).startswith(said)),
+                     None)
         return CheckFailed(msg.lines(msg.RAISED.format(error=text, **msg.header(self.task, doing=doing)),
                                      error.get("where") and msg.RAISED_AT.format(where=error["where"]),
                                      msg.HINT.format(hint=hint) if hint else ""))

@@ -140,7 +140,8 @@ def reference_epoch(setup: Setup, *, zero_grad: str = "each", scale_loss: float 
                     offset: float = TRAINING, **options) -> tuple[float, list[np.ndarray]]:
     """(mean loss, parameters) of one expected epoch of the probe model from stale grads; ``zero_grad`` ("never":
     the gradients are never cleared, "late": not before the first batch), ``scale_loss``, ``swapped`` (the loss's
-    arguments) and ``offset`` (the probe's shift: other modes) model known mistakes."""
+    arguments), ``offset`` (the probe's shift: other modes) and ``by_examples`` (the loss's mean over the examples)
+    model known mistakes."""
     run = setup.run(grads=STALE_GRAD, offset=offset)
     loss = run.epoch(setup.split(), setup.loss, zero_grad=zero_grad, scale=scale_loss, swapped=swapped, **options)
     return loss, run.weights()
@@ -151,6 +152,11 @@ def reference_evaluate(setup: Setup, offset: float = 0.0) -> tuple[float, float]
     loss's arguments swapped (a known mistake); ``offset``: the probe's shift in other modes (known mistakes)."""
     run = setup.run(offset=offset)
     return run.evaluate(setup.split(), setup.loss), run.evaluate(setup.split(), setup.loss, swapped=True)
+
+
+def evaluate_by_examples(setup: Setup) -> float:
+    """evaluate's mean loss taken over the examples (each batch's loss weighted by its size): a known mistake."""
+    return setup.run().evaluate(setup.split(), setup.loss, by_examples=True)
 
 
 def known_mistake(yours: list[np.ndarray], mistakes) -> str | None:
@@ -244,6 +250,7 @@ def check_epoch(ctx: Context, setup: Setup, *, full: bool = True) -> None:
                 (msg.HINT_STALE_GRAD, lambda: reference_epoch(setup, zero_grad="late", **setup.options)[1])]
     if k > 1:
         mistakes.append((msg.HINT_NOT_DIVIDED, lambda: reference_epoch(setup, scale_loss=k, **setup.options)[1]))
+    mistakes.append((msg.HINT_BACKWARD_TWICE, lambda: reference_epoch(setup, scale_loss=2.0, **setup.options)[1]))
     if "clip_norm" in setup.options:
         mistakes.append((msg.HINT_NOT_CLIPPED, lambda: reference_epoch(setup, accumulate=k)[1]))
     if setup.loss != "mse":
@@ -253,10 +260,15 @@ def check_epoch(ctx: Context, setup: Setup, *, full: bool = True) -> None:
     source = msg.LOOP_REFERENCE.format(function="train_epoch")
     compare_params(ctx, answer.params, dict(zip(setup.state(), expected)), "after one epoch", inputs=inputs,
                    source=source, mistakes=mistakes, otherwise=steps_hint(answer.steps, setup))
-    if loss is not None:
-        divided = k > 1 and np.isclose(loss * k, expected_loss, **MATCH)
+    if loss is not None and not np.isclose(loss, expected_loss, rtol=TOL.rtol, atol=TOL.atol):
+        hint = msg.HINT_MEAN_LOSS
+        if k > 1 and np.isclose(loss * k, expected_loss, **MATCH):
+            hint = msg.HINT_LOSS_DIVIDED
+        elif np.isclose(loss, ctx.expected("torch's epoch by examples", reference_epoch, setup, by_examples=True,
+                                           **setup.options)[0], **MATCH):
+            hint = msg.HINT_LOSS_BY_EXAMPLES.format(function="train_epoch")
         ctx.compare(np.float64(loss), expected_loss, "mean batch loss train_epoch returned", inputs=inputs,
-                    source=source, hint=msg.HINT_LOSS_DIVIDED if divided else msg.HINT_MEAN_LOSS, tol=TOL)
+                    source=source, hint=hint, tol=TOL)
 
 
 def train_epoch(ctx: Context) -> None:
@@ -355,6 +367,8 @@ def evaluate_hint(ctx: Context, setup: Setup, loss: float, swapped: float) -> st
     another mode's shift, or the loss's arguments swapped."""
     if setup.loss != "mse" and np.isclose(loss, swapped, **MATCH):
         return msg.HINT_LOSS_ARGS
+    if np.isclose(loss, ctx.expected("torch's evaluate by examples", evaluate_by_examples, setup), **MATCH):
+        return msg.HINT_LOSS_BY_EXAMPLES.format(function="evaluate")
     for offset, modes, hint in EVAL_MISTAKES:
         if np.isclose(loss, ctx.expected("torch's evaluate", reference_evaluate, setup, offset)[0], **MATCH):
             return msg.HINT_MODES_SEEN.format(what="losses", modes=modes, hint=hint)
@@ -594,9 +608,15 @@ def check_replay(ctx: Context, params: list[np.ndarray], orders: np.ndarray, X: 
     replay = oracles.replay_lesson(list(start.values()), X, Y, orders, LESSON["batch_size"], LESSON["lr"])
     inputs = [msg.FIT_E2E_REPLAY_INPUTS.format(setup=text, n=len(X))]
     source = msg.FIT_E2E_REPLAY.format(seed=seed, lr=LESSON["lr"])
+    hint = msg.HINT_FIT_E2E_REPLAY
+    if not all(np.allclose(y, e, rtol=REPLAY_TOL.rtol, atol=REPLAY_TOL.atol) for y, e in zip(params, replay["params"])):
+        # every gradient counted twice (a second backward() per batch) is SGD at twice the rate: replayed so
+        twice = oracles.replay_lesson(list(start.values()), X, Y, orders, LESSON["batch_size"], 2 * LESSON["lr"])
+        if all(np.allclose(y, e, rtol=REPLAY_TOL.rtol, atol=REPLAY_TOL.atol) for y, e in zip(params, twice["params"])):
+            hint = msg.HINT_FIT_E2E_TWICE
     for name, yours, expected in zip(END_TO_END_NAMES, params, replay["params"]):
-        ctx.compare(yours, expected, f"{name} after the lesson's run", inputs=inputs, source=source,
-                    hint=msg.HINT_FIT_E2E_REPLAY, tol=REPLAY_TOL)
+        ctx.compare(yours, expected, f"{name} after the lesson's run", inputs=inputs, source=source, hint=hint,
+                    tol=REPLAY_TOL)
 
 
 def lesson_mse(params: list[np.ndarray], X: np.ndarray, Y: np.ndarray) -> float:
