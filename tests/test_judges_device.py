@@ -104,6 +104,19 @@ def test_tensors_made_on_the_device_are_there():
         assert made[2].item() == 1.5 and made[3].cpu().tolist() == [1.0, 2.0]
 
 
+def test_a_loss_on_the_device_reads_as_a_cuda_tensor_would():
+    """Do the ways of reading a value that work on a CUDA tensor work on the judge's device (.item(), float(),
+    f"{loss:.4f}", .tolist(), .cpu().numpy()), and .numpy() refuse as on CUDA?"""
+    with device.simulated():
+        values = X.to(DEVICE)
+        loss = values.sum()
+        assert (loss.item(), float(loss), f"{loss:.2f}") == (0.0, 0.0, "0.00")
+        assert values[:2, 0].tolist() == [-1.0, -1.0 + 2 / 7]
+        assert loss.detach().cpu().numpy() == 0.0
+        with pytest.raises(TypeError, match="Use Tensor.cpu"):
+            loss.numpy()
+
+
 def test_leaving_the_device_restores_torchs_own_setting():
     """Is torch's module-conversion setting what it was before, once the run on the device is over?"""
     before = torch.__future__.get_swap_module_params_on_conversion()

@@ -61,6 +61,18 @@ def _kit():
         def __repr__(self, *, tensor_contents=None):
             return f"{self.held!r} on the judge's device ({NAME})"
 
+        def __format__(self, spec):  # f"{loss:.4f}", as a CUDA tensor formats
+            return self.held.__format__(spec)
+
+        def tolist(self):
+            """Its values as Python numbers, as a CUDA tensor's .tolist() gives them."""
+            return self.held.tolist()
+
+        def numpy(self, *, force=False):
+            """Refused, in torch's words for a CUDA tensor: numpy reads host memory only."""
+            raise TypeError(f"can't convert {NAME} device type tensor to numpy. Use Tensor.cpu() to copy the tensor "
+                            "to host memory first.")
+
         @classmethod
         def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
             return run(func, args, kwargs or {})
