@@ -132,6 +132,8 @@ PUBLIC_PINNED = {
     "loader_always_drops_the_last_batch": ("task4_1", "test_batches_hold_the_values_given_to_float64_precision"),
     "checkpoint_without_the_optimizer": ("task5_5", "test_a_save_that_dies_midway_leaves_the_last_checkpoint_whole"),
     "fit_drops_accumulate_and_clip_norm": ("task5_4", "test_fit_passes_accumulate_and_clip_norm_on_to_train_epoch"),
+    "train_epoch_keeps_loss_tensors": ("task5_1", "test_train_epoch_lets_each_loss_tensor_go"),
+    "fit_torch_running_total_of_tensors": ("task6_1", "test_fit_torch_lets_each_loss_tensor_go"),
 }
 PUBLIC_SNAPSHOTS = Path(__file__).parent / "snapshots" / "public"
 

@@ -5,6 +5,8 @@ use a Linear model, lists of batches and a plain counting SGD from _helpers,
 and compare with the same epoch written out in numpy.
 """
 
+import weakref
+
 import numpy as np
 import pytest
 
@@ -112,6 +114,32 @@ def test_train_epoch_calls_the_loss_with_the_prediction_first():
     loss = OrderedLoss()
     train_epoch(model, as_tensors(BATCHES), CountingSGD(model.parameters(), lr=0.1), loss)
     assert loss.targets_second == [True] * 3, "loss_fn was not given (prediction, target): call loss_fn(model(xb), yb)"
+
+
+class WatchedLoss:
+    """MSELoss that keeps a weak reference to every loss it returns and notes, at every call, how many of the earlier
+    ones are still alive: a loss Tensor kept in a list or a running total keeps its whole graph alive."""
+
+    def __init__(self):
+        self.made, self.alive = [], []
+
+    def __call__(self, prediction, target):
+        self.alive.append(sum(ref() is not None for ref in self.made))
+        loss = MSELoss()(prediction, target)
+        self.made.append(weakref.ref(loss))
+        return loss
+
+
+@pytest.mark.task5_1
+def test_train_epoch_lets_each_loss_tensor_go():
+    """Over 12 batches, is each batch's loss Tensor let go once the next batch starts (its value kept as
+    loss.item(), a float), so that no graph outlives its batch? (The graded run reads the memory a kept graph holds.)"""
+    model = linear_model()[0]
+    loss = WatchedLoss()
+    train_epoch(model, as_tensors(BATCHES * 4), CountingSGD(model.parameters(), lr=0.01), loss)
+    assert max(loss.alive) <= 1, (f"{max(loss.alive)} loss Tensors of earlier batches were still alive when batch "
+                                  f"{loss.alive.index(max(loss.alive)) + 1} started: keep loss.item(), a float, in the "
+                                  "list or the running total, never the loss Tensor, which keeps its graph alive")
 
 
 # ----- 5.2 evaluate -----

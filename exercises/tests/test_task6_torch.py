@@ -1,5 +1,7 @@
 """Task 6: the same loop in PyTorch. Skipped where torch is not installed."""
 
+import weakref
+
 import numpy as np
 import pytest
 
@@ -147,6 +149,40 @@ def test_fit_torch_validates_on_the_mean_of_unequal_batches_not_of_the_examples(
         f"val_loss {got:.6g} is the mean over the 16 examples: return the mean of the 3 batch losses, {by_batch:.6g}")
     assert got == pytest.approx(by_batch, rel=1e-9), f"val_loss {got:.6g}, expected the mean of the 3 batch " \
                                                      f"losses, {by_batch:.6g}"
+
+
+@pytest.mark.task6_1
+def test_fit_torch_lets_each_loss_tensor_go():
+    """Over an epoch of 8 batches, is each batch's loss Tensor let go once the next batch starts (its value kept as
+    loss.item(), a float), so that no graph outlives its batch? (The graded run reads the memory a kept graph holds.)"""
+    made, alive = [], []
+
+    class Marked(torch.autograd.Function):
+        """The loss passed through, its graph node holding a marker for as long as the node lives (a running total
+        of loss Tensors keeps the nodes, not the Tensors)."""
+
+        @staticmethod
+        def forward(ctx, loss):
+            ctx.marker = Probe()  # any object a weak reference can follow
+            made.append(weakref.ref(ctx.marker))
+            return loss.clone()
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+
+    def loss_fn(prediction, target):
+        alive.append(sum(ref() is not None for ref in made))
+        return Marked.apply(torch.nn.functional.mse_loss(prediction, target))
+
+    torch.manual_seed(0)
+    x = torch.linspace(-1.0, 1.0, 16, dtype=torch.float64).reshape(-1, 1)
+    batches = [(x[i:i + 2], 3 * x[i:i + 2] + 1) for i in range(0, 16, 2)]
+    model = torch.nn.Linear(1, 1).double()
+    fit_torch(model, batches, torch.optim.SGD(model.parameters(), lr=0.01), loss_fn, 1)
+    assert max(alive) <= 1, (f"the graphs of {max(alive)} earlier batches' losses were still alive when batch "
+                             f"{alive.index(max(alive)) + 1} started: keep loss.item(), a float, in the list or the "
+                             "running total, never the loss Tensor, which keeps its graph alive")
 
 
 @pytest.mark.task6_1
