@@ -69,7 +69,9 @@ def _kit():
             return self.held.tolist()
 
         def numpy(self, *, force=False):
-            """Refused, in torch's words for a CUDA tensor: numpy reads host memory only."""
+            """Refused without ``force``, in torch's words for a CUDA tensor: numpy reads host memory only."""
+            if force:
+                return self.held.detach().numpy(force=True)
             raise TypeError(f"can't convert {NAME} device type tensor to numpy. Use Tensor.cpu() to copy the tensor "
                             "to host memory first.")
 
