@@ -533,8 +533,8 @@ FIT_E2E_ABOVE_BAR = ("Task {task} ({title}): after the lesson's run on your whol
                      "{floor:g}; the lesson's engine reaches 0.0127).\n"
                      "  the grader computed this MSE from the weights your run returned, on the run's "
                      "{n} points\n"
-                     "  hint: where fit itself passed (the rungs above), look at your engine, optimizer and "
-                     "DataLoader (tasks 1-4 grade each one)")
+                     "  hint: where fit itself passed (the rungs above), look at your engine, optimizer, "
+                     "DataLoader and train_epoch (tasks 1-4 and 5.1 grade each one)")
 
 FIT_E2E_REPLAY = ("the judge's replay of the same run: torch, float64, from the same initial weights (drawn "
                   "from default_rng({seed}) as nn.Linear draws them), SGD lr={lr:g} over the batches your DataLoader "
