@@ -71,7 +71,9 @@ HINT_SEED = "seed an implicit grad with ones; add into .grad (never assign) so c
 HINT_GRAD_FORMS = ("take the grad given to backward() as PyTorch does, a Tensor, or anything numpy reads as an array "
                    "(a list, an int array): np.asarray(..., dtype=np.float64)")
 HINT_GRAD_0D = ("a .grad is an ndarray of the leaf's shape, a 0-d array for a 0-d leaf: numpy arithmetic on 0-d "
-                "arrays returns numpy scalars, so store np.asarray(...) of the sum")
+                "arrays returns numpy scalars, so store each .grad as a new float64 array, np.array(..., "
+                "dtype=np.float64) of g the first time and of the sum after (np.asarray(g) would keep the very array "
+                "a rule returned)")
 HINT_LEAF_ROOT = ("a leaf that requires grad is its own output: x.backward() gives x.grad = 1, as in PyTorch; "
                   "test requires_grad, not whether the tensor has parents")
 HINT_GRAD_COPY = ("store a copy as a leaf's .grad (np.array(g, dtype=np.float64)), never the array itself: the "
@@ -107,14 +109,14 @@ PARTIAL_CKPT_RESUME = "a run resumed from the checkpoint (2)"
 PARTIAL_CKPT_ATOMIC = "a checkpoint kept whole by a save that died (1)"
 PARTIAL_CKPT_EVERY_EPOCH = "a checkpoint of every epoch finished (1)"
 PARTIAL_VALUES = "the right values on every input (the cost rung is worth {cost})"
-LOSSES_KEPT_NOT_SEEN = ("whether train_epoch lets each batch's loss Tensor (and its graph) go, keeping "
-                        "loss.item(): no number shows it")
 
 # Classic mistakes, named when the numbers show them.
 HINT_DOUBLED = ("yours is exactly twice the expected value: "
                 "a gradient counted twice (assigned and then added, or not cleared)")
 HINT_NEGATED = "yours is exactly the negative of the expected value: a sign is flipped"
 HINT_TRANSPOSED = "yours is the expected value transposed: check which side of @ each factor goes, and .T"
+HINT_SHAPE_OF_OUTPUT = ("yours has the output's shape {out}, the shape of g: the gradient for x has x's own shape "
+                        "{shape}, so undo on g what the forward did to x's shape")
 HINT_SHAPE_REVERSED = "yours has the expected shape's axes reversed: return each gradient in its input's own shape"
 HINT_NOT_SUMMED = ("yours has the broadcast shape {got}: sum the gradient back down to {expected} "
                    "(for a bias, over the batch)")
@@ -400,6 +402,10 @@ LOADER_MISSING = "Task {task} ({title}): epoch {epoch} never visited example(s) 
 LOADER_AND_MISSING = ", and {missing} never"
 LOADER_ORDER = ("Task {task} ({title}): with shuffle=False the examples came in the order {got}, expected the "
                 "data's order {expected}.")
+LOADER_WHOLE_BATCHES = ("Task {task} ({title}): with shuffle=True, in each of {epochs} epochs every batch held one "
+                        "batch of the data's order, whole ({batches}): the batches were shuffled, not the examples.")
+HINT_LOADER_EXAMPLES = ("shuffle the examples, not the batches: cut consecutive batches out of order = "
+                        "self.rng.permutation(n), so that a batch mixes examples from all over the data")
 LOADER_NOT_SHUFFLED = "Task {task} ({title}): with shuffle=True, epoch {epoch} came in the data's order {order}."
 LOADER_SAME_EPOCHS = "Task {task} ({title}): with shuffle=True, epochs {a} and {b} came in the same order {order}."
 LOADER_NOT_REPRODUCIBLE = ("Task {task} ({title}): two loaders given np.random.default_rng({seed}) yielded "
@@ -463,6 +469,18 @@ LOOP_FLOATS = "a list of floats, one per epoch"
 LOOP_PER_EPOCH = "{count} (one per epoch)"
 LOOP_NO_VAL = "none (there is no val_loader)"
 LOOP_HISTORY = 'a dict {"train_loss": [...], "val_loss": [...]}'
+# Loss Tensors kept alive (5.1, 6.x): seen in the worker's memory, which the judge reads from the kernel.
+HINT_LOSSES_KEPT = ("add loss.item() (a Python float) to the list or the running total, never the loss Tensor: a "
+                    "Tensor keeps its whole graph alive")
+LOSSES_KEPT = ("Task {task} ({title}): {function} kept the loss Tensors alive, and with each one its batch's graph: "
+               "over {batches} batches the worker's memory rose by {grown:.0f} MiB, where a loop that lets each loss "
+               "go rises by about {released} MiB (at most {bound} MiB allowed).\n"
+               "  the judge's loss hung {ballast} MiB on each batch's graph, as a wide network's activations would "
+               "weigh, and read the worker's memory from the kernel\n"
+               "  hint: " + HINT_LOSSES_KEPT)
+LOSSES_KEPT_DOING = "running {function} over {batches} batches, each loss's graph holding {ballast} MiB"
+MEMORY_NOT_READ = ("whether {function} lets each batch's loss Tensor go: this judge cannot read the worker's peak "
+                   "memory here (/proc/<pid>/clear_refs)")
 
 HINT_TRAIN_MODE = "call model.train() at the start of train_epoch: the model may arrive in eval mode"
 HINT_STEP_PER_BATCH = "call optimizer.step() once per batch, inside the loop over the batches, not once per epoch"
@@ -474,9 +492,15 @@ HINT_STALE_GRAD = ("the weights match a run that keeps the gradients left on the
                    "clear them before the first backward (optimizer.zero_grad() before the loop)")
 HINT_NOT_DIVIDED = ("the weights match a run whose micro-batch losses are not divided by accumulate: "
                     "call (loss / accumulate).backward(), so a group's gradient is the mean over its batches")
+HINT_BACKWARD_TWICE = ("the weights match a run whose every gradient counts twice: a second backward() per batch "
+                       "adds it again; call (loss / accumulate).backward() once per batch")
 HINT_NOT_CLIPPED = ("the weights match a run without clipping: with clip_norm set, call "
                     "clip_grad_norm(model.parameters(), clip_norm) after the backward passes and before each step")
+HINT_FIT_OPTIONS = ("the losses match a fit whose train_epoch never got {options}: pass fit's options on, "
+                    "train_epoch(model, train_loader, optimizer, loss_fn, {call})")
 HINT_LOSS_DIVIDED = "yours is the expected value divided by accumulate: record loss.item() before the division"
+HINT_LOSS_BY_EXAMPLES = ("yours is the mean over the examples, each batch's loss weighted by its size: {function} "
+                         "returns the mean of the batch losses, sum(losses) / len(losses), whatever their sizes")
 HINT_MEAN_LOSS = "return the mean of the per-batch losses, each as loss_fn computed it (read with .item())"
 
 HINT_EVAL_MODE = "call model.eval() before the loop over the batches"
@@ -518,8 +542,8 @@ FIT_E2E_ABOVE_BAR = ("Task {task} ({title}): after the lesson's run on your whol
                      "{floor:g}; the lesson's engine reaches 0.0127).\n"
                      "  the grader computed this MSE from the weights your run returned, on the run's "
                      "{n} points\n"
-                     "  hint: where fit itself passed (the rungs above), look at your engine, optimizer and "
-                     "DataLoader (tasks 1-4 grade each one)")
+                     "  hint: where fit itself passed (the rungs above), look at your engine, optimizer, "
+                     "DataLoader and train_epoch (tasks 1-4 and 5.1 grade each one)")
 
 FIT_E2E_REPLAY = ("the judge's replay of the same run: torch, float64, from the same initial weights (drawn "
                   "from default_rng({seed}) as nn.Linear draws them), SGD lr={lr:g} over the batches your DataLoader "
@@ -528,7 +552,11 @@ FIT_E2E_REPLAY_INPUTS = ("  the lesson's run ({setup}); the judge noted which of
                          "DataLoader's batches held, and replayed the run over them")
 HINT_FIT_E2E_REPLAY = ("a correct stack reproduces the replay to about 1e-15; weights that reach the noise floor "
                        "another way (another run, or a shortcut) are not the lesson's run. Where fit itself passed "
-                       "(the rungs above), look at your engine and optimizer (tasks 1-3 grade each one)")
+                       "(the rungs above), look at your engine, optimizer and train_epoch (tasks 1-3 and 5.1 grade "
+                       "each one)")
+HINT_FIT_E2E_TWICE = ("the weights match the replay with every batch's gradient counted twice (SGD at twice the "
+                      "rate): a second backward() per batch, in train_epoch (5.1) or fit, adds each gradient again; "
+                      "call (loss / accumulate).backward() once per batch")
 FIT_E2E_PASSES = ("Task {task} ({title}): during the lesson's run ({setup}), fit iterated the DataLoader {got} "
                   "time(s), expected {epochs}: one pass per epoch.")
 FIT_E2E_EPOCH = ("Task {task} ({title}): during the lesson's run ({setup}), pass {index} over your DataLoader {got}; "
@@ -617,18 +645,37 @@ HINT_CKPT_HISTORY = ("return the whole history: the epochs saved in the checkpoi
 TORCH_SETUP = ("  model MLP 1-{hidden}-1 float64, {n} examples in batches of {batch_size} ({batches} batches), "
                "{n_val} for validation, SGD(lr={lr:g}, momentum={momentum:g}), {loss}, {epochs} epochs, "
                "device={device!r}")
+TORCH_JUDGES_DEVICE = ("  {device!r} is the judge's device: it computes on the CPU, a model or batch left on the CPU "
+                       "fails there as on a GPU, and the model's output moves by {shift:g} when it computes there")
 TORCH_SOURCE = "the reference fit_torch on {device!r}, same weights and batches"
-TORCH_MOVES_NOT_SEEN = ("whether fit_torch moves the model and every batch with .to(device): on the CPU a "
-                        "move changes nothing the grader can see, so it is graded in 6.2, on CUDA")
 TORCH_DEVICE_NOT_SEEN = ("whether fit_torch computed on the GPU: the .to() calls checked here are noted inside the "
                          "process that runs your code, and float64 results agree on both devices, so nothing the "
                          "grader sees from outside shows where the work was done")
+HINT_TORCH_MOVE_MODEL = "move the model once, before training: model.to(device)"
+HINT_TORCH_MOVE_BATCHES = ("move every batch, inputs and targets, in training and in validation, with .to(device), "
+                           "as the model")
+HINT_TORCH_NOT_MOVED = ("these are the numbers of a run that stayed on the CPU: fit_torch moved neither the model "
+                        "nor the batches to the device it was given. Call model.to(device) once, and xb.to(device), "
+                        "yb.to(device) for every batch")
+HINT_TORCH_OWN_TENSOR = ("a tensor on the device met one on the CPU: make your own tensors on the device "
+                         "(torch.zeros(..., device=device)), or keep Python floats (loss.item())")
 TORCH_MODEL_NOT_MOVED = ("Task {task} ({title}): fit_torch never called model.to({device!r}) (the .to() calls "
-                         "seen: {calls}).\n  hint: move the model once, before training: model.to(device)")
+                         "seen: {calls}).\n  hint: " + HINT_TORCH_MOVE_MODEL)
 TORCH_BATCH_NOT_MOVED = ("Task {task} ({title}): {count} of the {total} batch tensors the loaders yielded were "
                          "never moved with .to({device!r}) (the first: {which}).\n"
-                         "  hint: move every batch, inputs and targets, in training and in validation, with "
-                         ".to(device), as the model")
+                         "  hint: " + HINT_TORCH_MOVE_BATCHES)
+# How torch's error for an op given tensors on two devices begins (the judge's device raises it too, in torch's words)
+TORCH_TWO_DEVICES = "Expected all tensors to be on the same device"
+TORCH_LEFT_BEHIND = ("Task {task} ({title}): on device={device!r}, {what} stayed on the CPU, so fit_torch raised "
+                     "{error}\n"
+                     "  {device!r} is the judge's device, on which a tensor left on the CPU fails, as on a GPU\n"
+                     "  hint: {hint}")
+TORCH_LEFT_MODEL = "the model (its .to() calls: {calls})"
+TORCH_LEFT_BATCH = "{which} (never moved with .to(device))"
+HINT_BACKWARD_SCALAR = ("call backward() on the loss, a tensor of one element: backward() without a gradient is "
+                        "defined only for a scalar, so a tensor of one value per example cannot start it")
+# What an error's own words say went wrong, whatever the task (the engine, the stand-ins and torch raise these).
+HINTS_FOR_RAISED_TEXT = {"grad can be implicitly created only for scalar outputs": HINT_BACKWARD_SCALAR}
 HINT_TORCH_TRAIN = "call model.train() at the start of every epoch: validation left the model in eval mode"
 HINT_TORCH_EVAL = "call model.eval() before the validation loop"
 HINT_TORCH_NO_GRAD = "run the validation loop inside `with torch.no_grad():`"
@@ -939,6 +986,7 @@ CLASS_RUNGS = {
     "cost": "too slow for the cost rung", "crash": "the student process died", "time": "out of time while computing",
     "waited": "timed out without computing (it waited: a sleep, a blocking read)", "in place": "changed in place",
     "batches": "wrong batches", "modes": "wrong train or eval modes", "device": "a tensor on the wrong device",
+    "memory": "a graph kept in memory",
     "convergence": "no convergence", "checkpoint": "a checkpoint not kept", "not attempted": "not attempted",
     "grader error": "a grader error", "import": "a file that does not import", "other": "other failures",
 }
@@ -1160,6 +1208,8 @@ CLASS_MISTAKES = {
     "HINT_ADD": "got the backward rule of + wrong in a way no known mistake matches",
     "HINT_ADD_CONSTANT": "gave a constant added to a Tensor a gradient, or got the Tensor's wrong",
     "HINT_AXIS_FORMS": "handled only some forms of axis (None, a negative int, a tuple) in a reduction's rule",
+    "HINT_BACKWARD_SCALAR": "called backward() on a tensor of one value per example instead of on the loss",
+    "HINT_BACKWARD_TWICE": "called backward() twice per batch, so every gradient counted twice",
     "HINT_CHAIN_RULE": "walked the graph out of reverse topological order, or dropped the gradient of a second use",
     "HINT_CKPT_EPOCHS": "ran every epoch again after resuming, instead of only those the checkpoint had not done",
     "HINT_CKPT_EPOCH_BEHIND": "saved an epoch count one behind the epochs finished, so a resumed run repeats one",
@@ -1188,6 +1238,8 @@ CLASS_MISTAKES = {
     "HINT_EVAL_NO_GRAD": "evaluated with gradient recording on",
     "HINT_EXP": "got the backward rule of exp wrong in a way no known mistake matches",
     "HINT_FIT_E2E_REPLAY": "reached the noise floor by another run than the lesson's (the replay did not match)",
+    "HINT_FIT_E2E_TWICE": "counted every batch's gradient twice in the lesson's run (a second backward())",
+    "HINT_FIT_OPTIONS": "did not pass fit's accumulate and clip_norm on to train_epoch",
     "HINT_GRAD_0D": "stored a numpy scalar, not a 0-d array, as a 0-d leaf's .grad",
     "HINT_GRAD_COPY": "stored the caller's array itself as a leaf's .grad, not a copy",
     "HINT_GRAD_DTYPE": "kept a given grad in its own dtype (float32, float16, bool) instead of float64",
@@ -1197,6 +1249,7 @@ CLASS_MISTAKES = {
     "HINT_LEAF_ROOT": "refused backward() on a leaf that requires grad, where PyTorch gives it a grad of 1",
     "HINT_LOADER_COVERAGE": "yielded some examples more than once, or not at all, in an epoch",
     "HINT_LOADER_DROP_LAST": "kept the last, smaller batch with drop_last=True",
+    "HINT_LOADER_EXAMPLES": "shuffled the order of the batches, each batch the same run of examples every epoch",
     "HINT_LOADER_FRESH": "shuffled once in __init__, so every epoch came in the same order",
     "HINT_LOADER_KEEP_DATA": "shuffled the caller's X and Y in place instead of an index order",
     "HINT_LOADER_KEEP_LAST": "dropped the last, smaller batch without drop_last",
@@ -1211,7 +1264,9 @@ CLASS_MISTAKES = {
     "HINT_LOADER_SLICES": "made batches other than consecutive slices of the index order",
     "HINT_LOADER_TOO_MANY": "went on yielding batches after every example had come",
     "HINT_LOG": "got the backward rule of log wrong in a way no known mistake matches",
+    "HINT_LOSSES_KEPT": "kept the loss Tensors (and their graphs) alive instead of adding loss.item()",
     "HINT_LOSS_ARGS": "called loss_fn(target, prediction), the arguments swapped",
+    "HINT_LOSS_BY_EXAMPLES": "averaged the losses over the examples instead of over the batches",
     "HINT_LOSS_DIVIDED": "recorded the loss after dividing it by accumulate",
     "HINT_MATMUL": "got the backward rule of @ wrong in a way no known mistake matches",
     "HINT_MEAN": "got mean's rule wrong (sum's rule, not divided by the number of elements averaged)",
@@ -1222,11 +1277,11 @@ CLASS_MISTAKES = {
     "HINT_NEG": "got the sign of unary -'s rule wrong",
     "HINT_NEGATED": "returned gradients of the opposite sign",
     "HINT_NOT_CLIPPED": "never clipped the gradients when clip_norm was set",
+    "HINT_NOT_COMPUTING": "waited without computing (a sleep, input(), a blocking read) until the backstop stopped it",
     "HINT_NOT_DIVIDED": "did not divide the micro-batch losses by accumulate",
     "HINT_NOT_SUMMED": "returned a gradient in the broadcast shape, never summed back to the input's",
     "HINT_NO_GRAD": "did not restore the previous grad mode after no_grad (no finally, or mode not kept)",
     "HINT_NO_ZERO_GRAD": "never cleared the gradients between batches",
-    "HINT_NOT_COMPUTING": "waited without computing (a sleep, input(), a blocking read) until the backstop stopped it",
     "HINT_OPTIM_KEYS": "keyed the optimizer's state otherwise than optim.py says",
     "HINT_OPTIM_MISTAKES.aliased": "kept p.grad itself as the first momentum buffer, not a copy",
     "HINT_OPTIM_MISTAKES.ascent": "added the step to the parameters (gradient ascent)",
@@ -1269,6 +1324,7 @@ CLASS_MISTAKES = {
     "HINT_SGD": "got plain SGD's step wrong in a way no known mistake matches",
     "HINT_SGD_BUFFER": "kept lr inside the momentum buffer (the Sutskever form), unlike torch's buffer",
     "HINT_SGD_MOMENTUM": "got SGD's momentum or weight decay wrong in a way no known mistake matches",
+    "HINT_SHAPE_OF_OUTPUT": "returned a gradient in the output's shape instead of the input's",
     "HINT_SHAPE_REVERSED": "returned gradients with their shape's axes reversed",
     "HINT_SHARED_GRAPH": "freed the graph after one backward() and silently stopped a second one at a walked node",
     "HINT_SIGMOID": "got sigmoid's rule wrong in a way no known mistake matches",
@@ -1287,8 +1343,12 @@ CLASS_MISTAKES = {
     "HINT_TANH": "got tanh's rule wrong in a way no known mistake matches",
     "HINT_TORCH_EVAL": "validated in fit_torch without model.eval()",
     "HINT_TORCH_GRAD": "left torch.no_grad() around more than the validation loop",
+    "HINT_TORCH_MOVE_BATCHES": "left batches on the CPU while the model was on the device",
+    "HINT_TORCH_MOVE_MODEL": "left the model on the CPU while the batches were on the device",
     "HINT_TORCH_NEVER_STEPPED": "never moved the parameters in fit_torch (no step, or a step before backward())",
+    "HINT_TORCH_NOT_MOVED": "moved neither the model nor the batches to the device given",
     "HINT_TORCH_NO_GRAD": "validated in fit_torch without torch.no_grad()",
+    "HINT_TORCH_OWN_TENSOR": "made a tensor of their own on the CPU that met the device's tensors",
     "HINT_TORCH_TRAIN": "did not switch back to model.train() at the start of each epoch in fit_torch",
     "HINT_TORCH_ZERO_GRAD": "never called optimizer.zero_grad() in fit_torch",
     "HINT_TORCH_ZERO_GRAD_EPOCH": "cleared the gradients once an epoch instead of once a batch in fit_torch",

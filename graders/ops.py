@@ -119,6 +119,9 @@ class Op:
     edges: tuple[Edge, ...] = ()
     torch: Callable | None = None
     examples: int = 40
+    # An op that only moves its input's entries (reshape, .T): a gradient returned in the output's shape, g's, is
+    # named as that mistake (graders.judge.checks.ops.output_shaped).
+    moves_entries: bool = False
 
     @cached_property
     def function(self) -> Callable:
@@ -249,10 +252,11 @@ OPS = (
         torch=lambda x: (x**2).mean()),
     Op("reshape", "1.8", "lambda x, shape: x.reshape(*shape)", (
         Form("x.reshape(*shape)", Domain("reshape_operands"), ([A], {"shape": (3, 2)}), msg.HINT_RESHAPE),
-    ), Cost("x.reshape(-1)", "lambda x, shape: x.reshape(shape).copy()", 60.0, kwargs={"shape": [-1]})),
+    ), Cost("x.reshape(-1)", "lambda x, shape: x.reshape(shape).copy()", 60.0, kwargs={"shape": [-1]}),
+        moves_entries=True),
     Op("T", "1.8", "lambda x: x.T", (
         Form("x.T", SINGLE, ([A], {}), msg.HINT_T),
-    ), Cost("x.T", "lambda x: x.T.copy()", 30.0), torch=_reverse_axes),
+    ), Cost("x.T", "lambda x: x.T.copy()", 30.0), torch=_reverse_axes, moves_entries=True),
 )
 # A view costs nothing: numpy's reshape and transpose are timed as copies, the least a rule moves.
 

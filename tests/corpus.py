@@ -646,6 +646,129 @@ xs, ys = np.broadcast_to(x, g.shape).ravel().tolist(), np.broadcast_to(y, g.shap
                  "return (np.array([v for v in g.T.ravel().tolist()]).reshape(g.T.shape),)", "1.8", ".T", 3.0),
 )
 
-WRONG = TENSOR + OPTIM + TRAIN + PER_ELEMENT_LOOPS
+
+# ----- the lesson's five mistakes, and the mistakes whose messages once pointed the wrong way -----
+# The lesson names five mistakes (docs/contract.md lists them with the task that grades each): forgetting zero_grad(),
+# backward() on a tensor that is not a scalar, a model or batch left on another device, evaluating without eval() and
+# no_grad(), and a running total of loss Tensors instead of loss.item(). Each is here in numpy (train.py; the engine's
+# own refusal is engine_seeds_any_shape) and in torch (torch_loop.py) where both apply; then the mistakes that a
+# student trial found green in public and lost in secret, and those whose message once named another mistake.
+TORCH_STEP = """\
+            optimizer.zero_grad()
+            loss = loss_fn(model(xb), yb)
+            loss.backward()
+"""
+TRAIN_EPOCH_TAIL = _lines_of(SOLUTIONS / "train.py", "losses.append(loss.item())", "return float(np.mean(losses))")
+FIT_TORCH_EPOCH = _lines_of(SOLUTIONS / "torch_loop.py", "        losses = []", 'history["train_loss"].append(')
+LESSON_MISTAKES = (
+    # 1. zero_grad
+    Wrong("train_epoch_zero_grad_only_after_steps", "train.py",
+          "    losses, pending = [], 0\n    optimizer.zero_grad()\n", "    losses, pending = [], 0\n", ("5.1", "5.3"),
+          "clears the gradients only after each step (the given _step), never before the first backward: the "
+          "gradients left on the parameters before the epoch reach the first step"),
+    Wrong("fit_torch_never_zero_grads", "torch_loop.py", TORCH_STEP, TORCH_STEP.replace(
+        "            optimizer.zero_grad()\n", ""), ("6.1",),
+          "never calls optimizer.zero_grad(), so every step adds the gradients of all the batches before it"),
+    # 2. backward() on a tensor that is not a scalar
+    Wrong("train_epoch_backward_of_squared_errors", "train.py",
+          "        loss = loss_fn(model(xb), yb)\n        (loss / accumulate).backward()\n",
+          "        pred = model(xb)\n        loss = loss_fn(pred, yb)\n"
+          "        ((pred - yb) * (pred - yb) / accumulate).backward()\n", ("5.1", "5.3", "5.4"),
+          "calls backward() on the batch's squared errors, one per example, not on the loss: the engine refuses a "
+          "tensor of more than one element without a grad, as PyTorch does"),
+    Wrong("fit_torch_backward_of_squared_errors", "torch_loop.py", TORCH_STEP,
+          "            optimizer.zero_grad()\n            pred = model(xb)\n            loss = loss_fn(pred, yb)\n"
+          "            ((pred - yb) ** 2).backward()\n", ("6.1",),
+          "calls backward() on the batch's squared errors, one per example: torch refuses to create the gradient "
+          "of a tensor that is not a scalar"),
+    # 3. the model and the batches on different devices (torch only: the numpy engine has one device)
+    Wrong("fit_torch_model_left_on_cpu", "torch_loop.py", "    model.to(device)\n", "", ("6.1",),
+          "moves every batch to the device but never the model"),
+    Wrong("fit_torch_batches_left_on_cpu", "torch_loop.py", "            xb, yb = xb.to(device), yb.to(device)\n", "",
+          ("6.1",), "moves the model to the device but never the training batches"),
+    Wrong("fit_torch_val_batches_left_on_cpu", "torch_loop.py", "model(xb.to(device)), yb.to(device))",
+          "model(xb), yb)", ("6.1",), "moves the training batches to the device but not the validation batches"),
+    Wrong("fit_torch_ignores_device", "torch_loop.py", "    device = torch.device(device)\n",
+          '    device = torch.device("cpu")\n', ("6.1",),
+          "moves everything to the CPU whatever device it is given: on a GPU machine it would train on the CPU"),
+    # 4. evaluating without eval() and no_grad()
+    Wrong("evaluate_without_eval", "train.py", "    model.eval()\n    try:", "    try:", ("5.2",),
+          "evaluates in training mode: a model whose forward differs by mode (dropout, batch norm) is scored wrong"),
+    Wrong("evaluate_without_no_grad", "train.py", "        with no_grad():\n            losses",
+          "        if True:\n            losses", ("5.2",), "evaluates with grad mode on, recording a graph per batch"),
+    Wrong("fit_torch_validates_in_train_mode", "torch_loop.py", "            model.eval()\n", "", ("6.1",),
+          "validates without model.eval(): the validation losses are those of training mode"),
+    Wrong("fit_torch_validates_with_grad", "torch_loop.py", "            with torch.no_grad():\n                val =",
+          "            if True:\n                val =", ("6.1",),
+          "validates without torch.no_grad(): the validation forwards record graphs"),
+    # 5. a running total of loss Tensors, not loss.item()
+    Wrong("train_epoch_keeps_loss_tensors", "train.py", TRAIN_EPOCH_TAIL,
+          TRAIN_EPOCH_TAIL.replace("losses.append(loss.item())", "losses.append(loss)").replace(
+              "np.mean(losses)", "np.mean([kept.item() for kept in losses])"), ("5.1",),
+          "keeps every loss Tensor in its list and reads them with .item() only at the end: every batch's graph "
+          "stays alive until the epoch ends"),
+    Wrong("fit_torch_running_total_of_tensors", "torch_loop.py", FIT_TORCH_EPOCH,
+          FIT_TORCH_EPOCH.replace("        losses = []\n", "        total, count = 0.0, 0\n").replace(
+              "            losses.append(loss.item())\n",
+              "            total, count = total + loss, count + 1\n").replace(
+              "sum(losses) / len(losses)", "total.item() / count"), ("6.1",),
+          "adds the loss Tensors into a running total, read with .item() once an epoch: the total's graph holds every "
+          "batch's graph until the epoch ends"),
+    # green in public, lost in secret (the public tests now have a twin of each)
+    Wrong("evaluate_averages_over_examples", "train.py",
+          "            losses = [loss_fn(model(xb), yb).item() for xb, yb in loader]\n"
+          "    finally:\n        model.train(was_training)\n    return float(np.mean(losses))\n",
+          "            losses = [(loss_fn(model(xb), yb).item() * len(xb.data), len(xb.data)) for xb, yb in loader]\n"
+          "    finally:\n        model.train(was_training)\n"
+          "    return float(sum(s for s, _ in losses) / sum(n for _, n in losses))\n", ("5.2",),
+          "weights each batch's loss by its size, the mean over the examples, where the mean of the batch losses is "
+          "asked (a student trial's mistake)"),
+    Wrong("fit_torch_val_loss_over_examples", "torch_loop.py",
+          "                val = [loss_fn(model(xb.to(device)), yb.to(device)).item() for xb, yb in val_loader]\n"
+          "            history[\"val_loss\"].append(sum(val) / len(val))\n",
+          "                val = [(loss_fn(model(xb.to(device)), yb.to(device)).item() * len(xb), len(xb))\n"
+          "                       for xb, yb in val_loader]\n"
+          "            history[\"val_loss\"].append(sum(s for s, _ in val) / sum(n for _, n in val))\n", ("6.1",),
+          "averages the validation losses over the examples, not over the batches (a student trial's mistake)"),
+    Wrong("loader_shuffles_whole_batches", "data.py",
+          "        order = self.rng.permutation(n) if self.shuffle else np.arange(n)\n"
+          "        for start in range(0, len(self) * self.batch_size, self.batch_size):\n",
+          "        order = np.arange(n)\n"
+          "        starts = list(range(0, len(self) * self.batch_size, self.batch_size))\n"
+          "        if self.shuffle:\n            starts = [starts[i] for i in self.rng.permutation(len(starts))]\n"
+          "        for start in starts:\n", ("4.2",),
+          "shuffles the order of the batches, each one the same run of examples every epoch (a student trial's "
+          "mistake)"),
+    Wrong("fit_drops_accumulate_and_clip_norm", "train.py",
+          "train_epoch(model, train_loader, optimizer, loss_fn,\n"
+          "                                                 accumulate=accumulate, clip_norm=clip_norm)",
+          "train_epoch(model, train_loader, optimizer, loss_fn)", ("5.4",),
+          "calls train_epoch without passing accumulate and clip_norm on, so fit ignores both (a student trial's "
+          "mistake)"),
+    # messages that once named another mistake (and reshape_returns_g, transpose_returns_g above: 'axes reversed')
+    Wrong("transpose_backward_swaps_two_axes", "tensor.py", "            return (g.T,)",
+          "            return (np.swapaxes(g, -1, -2) if g.ndim > 1 else g,)", ("1.8",),
+          "swaps only the last two axes, as torch's .mT: right in 2-D, not for 3 axes (it once read as 'axes "
+          "reversed')"),
+    Wrong("engine_grad_asarray_keeps_callers_array", "tensor.py",
+          "node.grad = np.array(g, dtype=np.float64) if node.grad is None else np.asarray(node.grad + g)",
+          "node.grad = np.asarray(g, dtype=np.float64) if node.grad is None else np.asarray(node.grad + g)",
+          ("2.2",), "stores the first gradient with np.asarray, as an older hint said literally: a float64 array a "
+          "caller or a rule hands over becomes the .grad itself"),
+    Wrong("loader_always_drops_the_last_batch", "data.py",
+          "        for start in range(0, len(self) * self.batch_size, self.batch_size):\n",
+          "        for start in range(0, n // self.batch_size * self.batch_size, self.batch_size):\n", ("4.1",),
+          "drops the last, smaller batch whatever drop_last says (its public message once spoke of float32)"),
+    Wrong("checkpoint_without_the_optimizer", "train.py",
+          "    arrays.update({f\"optim.{k}\": v for k, v in optimizer.state_dict().items()})\n", "", ("5.5",),
+          "saves the model but not the optimizer's state, through a temporary file and os.replace (its public "
+          "message once asked for exactly that)"),
+    Wrong("train_epoch_backward_twice", "train.py", "        (loss / accumulate).backward()\n",
+          "        (loss / accumulate).backward()\n        (loss / accumulate).backward()\n", ("5.1", "5.3", "5.4"),
+          "a second backward() left in the loop: every gradient counts twice (5.4's message once sent the student to "
+          "the engine and the optimizer)"),
+)
+
+WRONG = TENSOR + OPTIM + TRAIN + PER_ELEMENT_LOOPS + LESSON_MISTAKES
 BY_NAME = {entry.name: entry for entry in WRONG}
 assert len(BY_NAME) == len(WRONG), "two corpus entries share a name"

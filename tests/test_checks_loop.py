@@ -15,8 +15,8 @@ import torch
 
 from graders import messages as msg
 from graders import paths
+from graders.judge.checks import loop, trajectory
 from graders.judge.checks import torch_loop as torch_checks
-from graders.judge.checks import trajectory
 from graders.judge.grade import FAILED, NOT_ATTEMPTED, PASSED, SKIPPED, grade
 from graders.tasks import BY_ID
 from graders.worker import verbs_loop
@@ -104,7 +104,7 @@ def test_with_cuda_task_6_2_runs_the_check_of_6_1_on_cuda(tmp_path, monkeypatch)
     monkeypatch.setattr(torch_checks.reference, "cuda_available", lambda: True)
     monkeypatch.setattr(torch_checks, "check_fit_torch", lambda ctx, device: devices.append((ctx.task.id, device)))
     grade(submission(tmp_path), task_ids=TORCH_TASKS)
-    assert devices == [("6.1", "cpu"), ("6.2", "cuda")]
+    assert devices == [("6.1", torch_checks.JUDGES_DEVICE), ("6.2", "cuda")]
 
 
 def test_the_mirror_sgd_steps_exactly_like_torch_optim_sgd():
@@ -143,17 +143,33 @@ def test_the_judge_and_the_worker_compute_the_weighted_loss_its_message_defines(
 # ----- one known-wrong submission per task -----
 
 
-def test_keeping_the_loss_tensors_is_not_graded(tmp_path):
-    """A train_epoch that keeps every loss Tensor (and averages them at the end) computes every number right: whether
-    graphs stay alive shows in no number the judge reads (the worker's own count of them could be rewritten by the
-    submission), so it is not graded (docs/security.md), and the scorecard says so. Does it keep all of task 5?"""
+def test_keeping_the_loss_tensors_loses_5_1_by_the_workers_memory(tmp_path):
+    """A train_epoch that keeps every loss Tensor (and reads them with .item() only at the end) computes every number
+    right, but keeps every batch's graph alive: does it lose 5.1 (and only 5.1: 5.3 grades the numbers) by the
+    worker's memory, which the judge reads from the kernel, with a message that names .item()?"""
     folder = submission(tmp_path, "train.py",
                         ("losses.append(loss.item())", "losses.append(loss)"),
                         ("    return float(np.mean(losses))\n    ### END SOLUTION\n\n\ndef _step",
                          "    return float(np.mean([l.item() for l in losses]))\n    ### END SOLUTION\n\n\ndef _step"))
     by_id = results(folder, ("5.1", "5.3"))
-    assert all(r.status == PASSED for r in by_id.values()), [r.message for r in by_id.values()]
-    assert by_id["5.1"].message.splitlines()[1:] == [msg.NOT_GRADED_HERE.format(what=msg.LOSSES_KEPT_NOT_SEEN)]
+    assert (by_id["5.1"].status, by_id["5.3"].status) == (FAILED, PASSED), by_id["5.1"].message
+    assert by_id["5.1"].message.startswith(msg.LOSSES_KEPT.split("{batches}")[0].format(
+        function="train_epoch", **head("5.1"))), by_id["5.1"].message
+    assert ".item()" in by_id["5.1"].message
+    assert by_id["5.1"].data["memory"]["mib"] > 0.9 * loop.MEMORY_BATCHES * loop.BALLAST_MIB
+
+
+def test_a_loop_that_keeps_floats_keeps_5_1_and_its_memory_stays_low(tmp_path):
+    """The reference, and a train_epoch that keeps a running total of loss.item() (floats, no graph): do both keep
+    5.1, with the worker's memory rising by about the two graphs a loop holds at once, well under the bound?"""
+    for folder in (submission(tmp_path), submission(tmp_path / "total", "train.py", (
+            "    losses, pending = [], 0\n", "    losses, pending, total = [], 0, 0.0\n"),
+            ("        losses.append(loss.item())\n", "        losses.append(0)\n        total += loss.item()\n"),
+            ("    return float(np.mean(losses))\n    ### END SOLUTION\n\n\ndef _step",
+             "    return total / len(losses)\n    ### END SOLUTION\n\n\ndef _step"))):
+        [result] = grade(folder, task_ids=("5.1",)).results
+        assert result.status == PASSED and result.message == msg.PASSED.format(**head("5.1")), result.message
+        assert result.data["memory"]["mib"] < loop.LET_GO_MIB + loop.BALLAST_MIB < loop.KEPT_BOUND_MIB
 
 
 def test_not_restoring_the_mode_loses_only_5_2(tmp_path):
@@ -295,6 +311,14 @@ SLOW_TRAIN_CASES = {
         "5.1", [("        loss = loss_fn(model(xb), yb)\n        (loss / accumulate)",
                  "        loss = loss_fn(yb, model(xb))\n        (loss / accumulate)")],
         msg.HINT.format(hint=msg.HINT_LOSS_ARGS)),
+    "fit that drops clip_norm": (
+        "5.4", [("accumulate=accumulate, clip_norm=clip_norm)", "accumulate=accumulate)")],
+        msg.HINT.format(hint=msg.HINT_FIT_OPTIONS.format(options="clip_norm",
+                                                         call="accumulate=accumulate, clip_norm=clip_norm"))),
+    "fit that drops accumulate": (
+        "5.4", [("accumulate=accumulate, clip_norm=clip_norm)", "clip_norm=clip_norm)")],
+        msg.HINT.format(hint=msg.HINT_FIT_OPTIONS.format(options="accumulate",
+                                                         call="accumulate=accumulate, clip_norm=clip_norm"))),
     "evaluate with the target first": (
         "5.2", [("losses = [loss_fn(model(xb), yb).item()", "losses = [loss_fn(yb, model(xb)).item()")],
         msg.HINT.format(hint=msg.HINT_LOSS_ARGS)),
@@ -370,31 +394,72 @@ def test_a_known_mistake_in_fit_torch_loses_only_6_1(tmp_path, mistake):
     assert message.endswith(text) or text in message.splitlines()[0], message
 
 
-UNMOVED = {  # a fit_torch that leaves batches behind: the change, and how many of the 36 batch tensors stay
-    "never moves its training batches": (("            xb, yb = xb.to(device), yb.to(device)\n", ""), 18),
+UNMOVED = {  # a fit_torch that leaves something behind: the change, what stayed, and how many of the 36 batch tensors
+    "never moves its training batches": (("            xb, yb = xb.to(device), yb.to(device)\n", ""),
+                                         "the inputs of batch 1 in pass 1 over the training loader", 18),
     # to a batch's own device: on a GPU the model's inputs stay on the CPU
     "moves its training inputs with xb.to(xb)": (("xb, yb = xb.to(device), yb.to(device)",
-                                                  "xb, yb = xb.to(xb), yb.to(device)"), 9),
+                                                  "xb, yb = xb.to(xb), yb.to(device)"),
+                                                 "the inputs of batch 1 in pass 1 over the training loader", 9),
+    "never moves its validation batches": (("model(xb.to(device)), yb.to(device))", "model(xb), yb)"),
+                                           "the inputs of batch 1 in pass 1 over the validation loader", 18),
 }
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mistake", list(UNMOVED))
-def test_fit_torch_that_leaves_batches_behind_is_graded_where_the_move_shows(tmp_path, mistake):
-    """A fit_torch that leaves batches on the CPU: there a move changes nothing the judge can see, so 6.1 passes
-    and says that it was not graded here; on CUDA, 6.2 fails naming the first batch left behind. (The worker's
-    notes of .to() calls are the submission's to rewrite: they may cost a point only where the numbers show it.)"""
-    replacement, count = UNMOVED[mistake]
+def test_fit_torch_that_leaves_batches_behind_loses_6_1_on_the_judges_device(tmp_path, mistake):
+    """A fit_torch that leaves batches on the CPU: on the judge's device (6.1, simulated on the CPU) the first batch
+    left behind meets the model there and torch's error for two devices is raised; does 6.1 fail naming that batch?
+    On CUDA, does 6.2 fail naming the first batch left behind, as before?"""
+    replacement, which, count = UNMOVED[mistake]
     graded = results(submission(tmp_path, "torch_loop.py", replacement), TORCH_TASKS)
-    assert graded["6.1"].status == PASSED, graded["6.1"].message
-    assert graded["6.1"].message.splitlines()[1:] == [msg.NOT_GRADED_HERE.format(what=msg.TORCH_MOVES_NOT_SEEN)]
+    assert graded["6.1"].status == FAILED
+    assert graded["6.1"].message == msg.TORCH_LEFT_BEHIND.format(
+        device="meta", what=msg.TORCH_LEFT_BATCH.format(which=which), error=MIXED, hint=msg.HINT_TORCH_MOVE_BATCHES,
+        **head("6.1"))
     if CUDA_STATUS == PASSED:
-        assert graded["6.2"].status == FAILED
         assert graded["6.2"].message == msg.TORCH_BATCH_NOT_MOVED.format(
-            count=count, total=36, device="cuda", which="the inputs of batch 1 in pass 1 over the training loader",
-            **head("6.2"))
+            count=count, total=36, device="cuda", which=which, **head("6.2"))
     else:
         assert graded["6.2"].status == SKIPPED
+
+
+MIXED = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, meta and cpu!"
+
+
+@pytest.mark.slow
+def test_fit_torch_that_never_moves_the_model_loses_6_1_naming_the_model(tmp_path):
+    """Does a fit_torch that moves every batch but never the model lose 6.1 on the judge's device, naming the
+    model?"""
+    graded = results(submission(tmp_path, "torch_loop.py", ("    model.to(device)\n", "")), ("6.1",))
+    assert graded["6.1"].message == msg.TORCH_LEFT_BEHIND.format(
+        device="meta", what=msg.TORCH_LEFT_MODEL.format(calls="none"), error=MIXED, hint=msg.HINT_TORCH_MOVE_MODEL,
+        **head("6.1"))
+
+
+@pytest.mark.slow
+def test_fit_torch_that_moves_nothing_loses_6_1_by_its_numbers(tmp_path):
+    """A fit_torch that computes on the CPU whatever device it is given meets no tensor on another device: does it
+    lose 6.1 all the same, the probe's output having moved on the judge's device only, with a hint that says so?"""
+    graded = results(submission(tmp_path, "torch_loop.py", ("    device = torch.device(device)\n",
+                                                            '    device = torch.device("cpu")\n')), ("6.1",))
+    assert graded["6.1"].message.endswith(msg.HINT.format(hint=msg.HINT_TORCH_NOT_MOVED)), graded["6.1"].message
+
+
+@pytest.mark.slow
+def test_fit_torch_that_keeps_a_running_total_of_loss_tensors_loses_6_1_by_the_workers_memory(tmp_path):
+    """Does a fit_torch whose running total adds the loss Tensors (read with .item() once an epoch) lose 6.1 by the
+    worker's memory, naming .item(), while a running total of float(loss) keeps it?"""
+    epoch = ("            losses.append(loss.item())\n", "            losses.append(loss)\n")
+    kept = results(submission(tmp_path, "torch_loop.py", epoch, (
+        'history["train_loss"].append(sum(losses) / len(losses))',
+        'history["train_loss"].append((sum(losses) / len(losses)).item())')), ("6.1",))["6.1"]
+    assert kept.message.startswith(msg.LOSSES_KEPT.split("{batches}")[0].format(function="fit_torch",
+                                                                               **head("6.1"))), kept.message
+    floats = results(submission(tmp_path / "floats", "torch_loop.py", (
+        "            losses.append(loss.item())\n", "            losses.append(float(loss))\n")), ("6.1",))["6.1"]
+    assert floats.status == PASSED, floats.message
 
 
 EMPTIES_ANSWERS = """

@@ -37,7 +37,7 @@ def lay_out_as_student(parent: Path, modules: dict[str, str]) -> Path:
 def run_pytest(cwd, *options: str) -> tuple[str, dict[str, int]]:
     """Run `python -m pytest exercises/ OPTIONS` in ``cwd``; return the output and the final counts."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
-    env.update(PYTHONDONTWRITEBYTECODE="1", COLUMNS="80")
+    env.update(PYTHONDONTWRITEBYTECODE="1", COLUMNS="80" if "-rf" not in options else "1000")
     result = subprocess.run([sys.executable, "-m", "pytest", "exercises/", *options], cwd=cwd, env=env,
                             capture_output=True, text=True, timeout=300)
     output = result.stdout + result.stderr
@@ -119,3 +119,43 @@ def test_an_engine_that_looks_up_a_gradient_never_stored_is_told_what_the_key_is
     assert re.fullmatch(r"KeyError: \d{9,} at tensor\.py:\d+\. The key is id\(\) of a node .* reverse topological "
                         r"order .*", line), line
     assert "Traceback" not in output and "\nE   " not in output, output
+
+
+# The public tests' messages for mistakes that once passed them, or that they once told wrong: the corpus entry, the
+# marker and the public test that catches it. Each failure line is pinned in tests/snapshots/public/ (rewritten with
+# AUTOGRAD_LAB_UPDATE_SNAPSHOTS=1, like the hidden messages).
+PUBLIC_PINNED = {
+    "evaluate_averages_over_examples": ("task5_2", "test_evaluate_averages_the_batch_losses_not_the_examples"),
+    "fit_torch_val_loss_over_examples": (
+        "task6_1", "test_fit_torch_validates_on_the_mean_of_unequal_batches_not_of_the_examples"),
+    "loader_shuffles_whole_batches": ("task4_2", "test_shuffle_mixes_the_examples_not_only_the_batches"),
+    "loader_always_drops_the_last_batch": ("task4_1", "test_batches_hold_the_values_given_to_float64_precision"),
+    "checkpoint_without_the_optimizer": ("task5_5", "test_a_save_that_dies_midway_leaves_the_last_checkpoint_whole"),
+    "fit_drops_accumulate_and_clip_norm": ("task5_4", "test_fit_passes_accumulate_and_clip_norm_on_to_train_epoch"),
+    "train_epoch_keeps_loss_tensors": ("task5_1", "test_train_epoch_lets_each_loss_tensor_go"),
+    "fit_torch_running_total_of_tensors": ("task6_1", "test_fit_torch_lets_each_loss_tensor_go"),
+}
+PUBLIC_SNAPSHOTS = Path(__file__).parent / "snapshots" / "public"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("entry", list(PUBLIC_PINNED))
+def test_a_public_test_says_what_went_wrong_in_its_pinned_words(entry, tmp_path):
+    """Does the public test that catches this corpus entry fail it (it once passed, or once named another mistake),
+    with the line pinned in tests/snapshots/public/?"""
+    from corpus import BY_NAME, make_submission  # imported here: tests/benchmarks import this module's lay-out
+
+    if entry.startswith("fit_torch"):
+        pytest.importorskip("torch")
+    marker, test = PUBLIC_PINNED[entry]
+    folder = make_submission(tmp_path / "made", "submission", [BY_NAME[entry]])
+    lay_out_as_student(tmp_path, {path.name: path.read_text() for path in folder.glob("*.py")})
+    output, counts = run_pytest(tmp_path, "-m", marker, "-k", test, "-rf", "-p", "no:cacheprovider")
+    assert counts.get("failed") == 1, f"counts {counts}:\n{output}"
+    line = next(line for line in output.splitlines() if line.startswith("FAILED ") and f"::{test}" in line)
+    said = line.split(" - ", 1)[1] + "\n"
+    path = PUBLIC_SNAPSHOTS / f"{entry}.txt"
+    if os.environ.get("AUTOGRAD_LAB_UPDATE_SNAPSHOTS") == "1":
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(said)
+    assert said == path.read_text(), f"the public message for {entry} changed from {path.name}"

@@ -203,8 +203,9 @@ def test_a_0d_leaf_keeps_an_ndarray_grad_across_calls():
     scale(x, 3.0).backward()
     scale(x, 4.0).backward()
     if not (isinstance(x.grad, np.ndarray) and x.grad.shape == ()):
-        pytest.fail(f"x.grad is a {type(x.grad).__name__}, expected an ndarray of shape () "
-                    "(np.asarray of the sum)", pytrace=False)
+        pytest.fail(f"x.grad is a {type(x.grad).__name__}, expected an ndarray of shape (): numpy arithmetic on "
+                    "0-d arrays returns numpy scalars, so store np.array(..., dtype=np.float64) of the sum, a new "
+                    "array", pytrace=False)
     assert_close(x.grad, 7.0, "x.grad after two backward calls")
 
 

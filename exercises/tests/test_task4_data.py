@@ -46,6 +46,10 @@ def test_batches_hold_the_values_given_to_float64_precision():
     for xb, yb in batches:
         assert xb.dtype == np.float64 and yb.dtype == np.float64, \
             f"batches of dtype ({xb.dtype}, {yb.dtype}), expected float64: np.asarray(X, dtype=np.float64)"
+    rows = sum(len(xb) for xb, _ in batches)
+    assert rows == len(X), (f"the batches held {rows} of the {len(X)} rows (batch sizes "
+                            f"{[len(xb) for xb, _ in batches]}, expected [4, 2]): with drop_last=False the last, "
+                            "smaller batch is kept")
     assert np.array_equal(np.concatenate([xb for xb, _ in batches]), X), \
         "the batches' x are not exactly the X given: keep the arrays in float64, never float32"
 
@@ -106,6 +110,17 @@ def test_shuffle_changes_the_order():
     """With shuffle=True, do 100 examples come in some other order than 0..99?"""
     loader = DataLoader(*numbered(100), batch_size=10, shuffle=True, rng=np.random.default_rng(0))
     assert order(epoch(loader)) != list(range(100)), "shuffle=True kept the data's order"
+
+
+@pytest.mark.task4_2
+def test_shuffle_mixes_the_examples_not_only_the_batches():
+    """With shuffle=True, does some batch of 100 examples in batches of 10 mix examples from different batches of the
+    data's order (a shuffled list of the in-order batches would hold 0-9, 10-19, ... whole)?"""
+    loader = DataLoader(*numbered(100), batch_size=10, shuffle=True, rng=np.random.default_rng(0))
+    blocks = [sorted(int(v) for v in xb.ravel()) for xb, _ in epoch(loader)]
+    assert any(block != list(range(block[0], block[0] + 10)) for block in blocks), (
+        f"every batch held one batch of the data's order, whole (the first: {blocks[0]}): shuffle the examples, not "
+        "the batches, slicing consecutive batches out of self.rng.permutation(n)")
 
 
 @pytest.mark.task4_2

@@ -1,5 +1,7 @@
 """Task 6: the same loop in PyTorch. Skipped where torch is not installed."""
 
+import weakref
+
 import numpy as np
 import pytest
 
@@ -127,6 +129,60 @@ def test_fit_torch_validates_on_the_mean_of_every_validation_batch():
                         val_loader=batches)
     assert history["val_loss"] == pytest.approx([expected] * 2, rel=1e-9), \
         f"val_loss {history['val_loss']}, expected the mean of the 4 batch losses, {expected:.6g}, each epoch"
+
+
+@pytest.mark.task6_1
+def test_fit_torch_validates_on_the_mean_of_unequal_batches_not_of_the_examples():
+    """With lr 0 and validation batches of 8, 6 and 2 examples, is each epoch's val_loss the mean of the 3 batch
+    losses (each batch counts once, whatever its size), not the mean over the 16 examples?"""
+    torch.manual_seed(0)
+    x = torch.linspace(-1.0, 1.0, 16, dtype=torch.float64).reshape(-1, 1)
+    batches = [(x[a:b], 3 * x[a:b] + 1) for a, b in ((0, 8), (8, 14), (14, 16))]
+    model = torch.nn.Linear(1, 1).double()
+    with torch.no_grad():
+        by_batch = sum(torch.nn.functional.mse_loss(model(xb), yb).item() for xb, yb in batches) / 3
+        by_example = torch.nn.functional.mse_loss(model(x), 3 * x + 1).item()
+    history = fit_torch(model, batches, torch.optim.SGD(model.parameters(), lr=0.0), torch.nn.MSELoss(), 1,
+                        val_loader=batches)
+    got = float(history["val_loss"][0])
+    assert got != pytest.approx(by_example, rel=1e-9), (
+        f"val_loss {got:.6g} is the mean over the 16 examples: return the mean of the 3 batch losses, {by_batch:.6g}")
+    assert got == pytest.approx(by_batch, rel=1e-9), f"val_loss {got:.6g}, expected the mean of the 3 batch " \
+                                                     f"losses, {by_batch:.6g}"
+
+
+@pytest.mark.task6_1
+def test_fit_torch_lets_each_loss_tensor_go():
+    """Over an epoch of 8 batches, is each batch's loss Tensor let go once the next batch starts (its value kept as
+    loss.item(), a float), so that no graph outlives its batch? (The graded run reads the memory a kept graph holds.)"""
+    made, alive = [], []
+
+    class Marked(torch.autograd.Function):
+        """The loss passed through, its graph node holding a marker for as long as the node lives (a running total
+        of loss Tensors keeps the nodes, not the Tensors)."""
+
+        @staticmethod
+        def forward(ctx, loss):
+            ctx.marker = Probe()  # any object a weak reference can follow
+            made.append(weakref.ref(ctx.marker))
+            return loss.clone()
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+
+    def loss_fn(prediction, target):
+        alive.append(sum(ref() is not None for ref in made))
+        return Marked.apply(torch.nn.functional.mse_loss(prediction, target))
+
+    torch.manual_seed(0)
+    x = torch.linspace(-1.0, 1.0, 16, dtype=torch.float64).reshape(-1, 1)
+    batches = [(x[i:i + 2], 3 * x[i:i + 2] + 1) for i in range(0, 16, 2)]
+    model = torch.nn.Linear(1, 1).double()
+    fit_torch(model, batches, torch.optim.SGD(model.parameters(), lr=0.01), loss_fn, 1)
+    assert max(alive) <= 1, (f"the graphs of {max(alive)} earlier batches' losses were still alive when batch "
+                             f"{alive.index(max(alive)) + 1} started: keep loss.item(), a float, in the list or the "
+                             "running total, never the loss Tensor, which keeps its graph alive")
 
 
 @pytest.mark.task6_1

@@ -1,5 +1,5 @@
 """The processes a grade starts, seen from the kernel: every process's parent (from /proc), a process's
-descendants, and the environment that keeps each on one thread."""
+descendants, a process's peak memory, and the environment that keeps each on one thread."""
 
 from __future__ import annotations
 
@@ -62,6 +62,37 @@ def usage(pids) -> dict[int, tuple[float, float]]:
                 pass
         found[pid] = (stat_cpu(pid), delay)
     return found
+
+
+def reset_peak_memory(pid: int) -> int | None:
+    """Reset the peak resident memory the kernel keeps for ``pid`` (``/proc/<pid>/clear_refs``, "5": VmHWM back to
+    VmRSS) and return its resident memory now, in bytes; None where this judge may not (a process not its own, a
+    kernel without the file) or the process has ended."""
+    try:
+        with open(f"/proc/{pid}/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return None
+    return _status_bytes(pid, "VmRSS")
+
+
+def peak_memory_growth(pid: int, before: int | None) -> int | None:
+    """How far ``pid``'s peak resident memory (VmHWM) rose above ``before`` (``reset_peak_memory``'s reading), in
+    bytes; None without a reading."""
+    peak = _status_bytes(pid, "VmHWM") if before is not None else None
+    return None if peak is None else max(0, peak - before)
+
+
+def _status_bytes(pid: int, field: str) -> int | None:
+    """A memory field of /proc/<pid>/status ("VmRSS", "VmHWM"), in bytes."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(f"{field}:"):
+                    return int(line.split()[1]) * 1024  # the kernel writes kB
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def parents() -> dict[int, int]:

@@ -54,6 +54,8 @@ from graders.isolation.processes import (
     children,
     descendants,
     kill_tree,
+    peak_memory_growth,
+    reset_peak_memory,
     signal_tree,
     stat_cpu,
 )
@@ -328,6 +330,7 @@ class Worker:
         # seconds of the workers' processes, and the seconds they waited without computing. A start is not counted.
         self.cpu_used = 0.0
         self.idle_used = 0.0
+        self.last_memory_growth: int | None = None  # bytes the last measured request's worker peaked above its start
         # The speed benchmark's accounting ($AGL_PROFILE, graders.judge.profile): each worker process's CPU as last
         # read, by its worker's pid, ended ones included (``account``). Off, nothing reads or keeps it.
         self.profiling = bool(os.environ.get(PROFILE_ENV))
@@ -595,15 +598,17 @@ class Worker:
 
     # ----- requests -----
     def request(self, verb: str, args: dict, timeout: float, *, idle: float = IDLE_SECONDS,
-                measure_cpu: bool = False) -> dict:
+                measure_cpu: bool = False, measure_memory: bool = False) -> dict:
         """Send one request to the process of its group; the worker's reply ({"ok": ...} or {"error": ...}).
 
         ``timeout`` is CPU seconds: what the worker's processes may spend on the request, read from the kernel while
         the judge waits, so that a busy machine, which slows the worker down, never stops it. ``idle`` is the
         backstop for a worker that does not compute: the seconds it may wait without using the CPU (``_Clock``).
         The clock starts once the process serves: a process started for the request is waited for first
-        (``_ready``). With ``measure_cpu``, ``last_cpu_seconds`` is the CPU time the request took. Raises WorkerDied
-        or WorkerTimedOut; either way that process is stopped and the next request starts a fresh one.
+        (``_ready``). With ``measure_cpu``, ``last_cpu_seconds`` is the CPU time the request took; with
+        ``measure_memory``, ``last_memory_growth`` how far the worker's peak resident memory rose over it (None where
+        it cannot be read). Raises WorkerDied or WorkerTimedOut; either way that process is stopped and the next
+        request starts a fresh one.
         """
         packages = self._group(verb, args)
         key = "+".join(packages) or "none"
@@ -613,6 +618,7 @@ class Worker:
         if not process.ready:
             self._ready(process)
         calls = self.calls(packages)  # what answers them ready: never a request's time
+        memory_before = reset_peak_memory(process.worker.pid) if measure_memory else None
         self.round_trips += 1
         clock = _Clock(self, process, timeout, idle)
         try:
@@ -621,6 +627,7 @@ class Worker:
             self.cpu_used += clock.spent
             self.idle_used += clock.idle
         self.last_cpu_seconds = clock.spent if measure_cpu else 0.0
+        self.last_memory_growth = peak_memory_growth(process.worker.pid, memory_before)
         return reply
 
     def _exchange(self, process: _Process, message: dict, clock: _Clock, calls: Calls | None = None) -> dict:

@@ -216,7 +216,8 @@ class Tensor:
             raise RuntimeError("backward() of a tensor that does not require grad")
         if grad is None:
             if self.data.size != 1:
-                raise RuntimeError(f"backward() without a grad needs an output of one element, not {self.shape}")
+                refused = "grad can be implicitly created only for scalar outputs"  # torch's words for it
+                raise RuntimeError(refused)
             seed = np.ones(self.shape)
         else:
             seed = np.array(grad.data if isinstance(grad, Tensor) else grad, dtype=np.float64)

@@ -12,6 +12,7 @@ the judge's (oracles.py).
 from __future__ import annotations
 
 import contextlib
+import mmap
 import os
 import signal
 
@@ -54,15 +55,32 @@ def weighted_loss(pred, target):
     return ((pred - target) ** 2 * (target * target + 1.0)).mean()
 
 
-class _Loss:
-    """loss_fn: the package's MSELoss, or ("weighted") ``weighted_loss``; ``kind`` names it to the judge."""
+def attach_ballast(node, size: int) -> None:
+    """Hang ``size`` bytes on a graph's node (a torch autograd Node's ``metadata``: torch frees a node's saved tensors
+    at backward(), never its metadata), each page written, so that the kernel counts them in the worker's resident
+    memory for as long as the node lives: while something keeps the graph, a loss Tensor or a running total built
+    from one. The bytes are a memory map of their own, so they go back to the kernel the moment the node goes,
+    whatever the allocator keeps."""
+    if node is None:  # a loss computed under no_grad: no graph to keep
+        return
+    block = mmap.mmap(-1, size)
+    np.frombuffer(block, dtype=np.uint8)[::mmap.PAGESIZE] = 1
+    node.metadata["ballast"] = block
 
-    def __init__(self, package, kind):
-        self.kind = kind
+
+class _Loss:
+    """loss_fn: the package's MSELoss, or ("weighted") ``weighted_loss``; ``kind`` names it to the judge. With
+    ``ballast``, each loss's graph holds that many bytes (``attach_ballast``)."""
+
+    def __init__(self, package, kind, ballast: int = 0):
+        self.kind, self.ballast = kind, ballast
         self.function = module(package, "nn").MSELoss() if kind == "mse" else weighted_loss
 
     def __call__(self, pred, target):
-        return self.function(pred, target)
+        value = self.function(pred, target)
+        if self.ballast:
+            attach_ballast(getattr(getattr(value, "_torch", None), "grad_fn", None), self.ballast)
+        return value
 
 
 def _counting_sgd(package, params, lr, momentum):
@@ -135,10 +153,11 @@ def history_claim(value) -> dict:
 
 
 def train_epoch_watched(package, sizes, state, X, Y, batch_size, lr, momentum, stale_grad=None,
-                        options=None, loss="mse", start_training=False):
+                        options=None, loss="mse", start_training=False, ballast=0):
     """One train_epoch of a probe model (starting in eval mode unless ``start_training``, maybe with stale grads);
-    ``options`` (accumulate, clip_norm) are passed only when given. The optimizer's count of steps goes back for a
-    hint only: the steps show in the parameters."""
+    ``options`` (accumulate, clip_norm) are passed only when given; with ``ballast``, each loss's graph holds that
+    many bytes (the judge reads the worker's memory). The optimizer's count of steps goes back for a hint only: the
+    steps show in the parameters."""
     inner = _network(package, sizes, state)
     model = _probe(package, inner)
     model.train(bool(start_training))
@@ -147,7 +166,7 @@ def train_epoch_watched(package, sizes, state, X, Y, batch_size, lr, momentum, s
             p.grad = np.full(p.shape, float(stale_grad))
     optimizer = _counting_sgd(package, model.parameters(), lr, momentum)
     returned = module(package, "train").train_epoch(model, _loader(package, X, Y, batch_size), optimizer,
-                                                    _Loss(package, loss), **(options or {}))
+                                                    _Loss(package, loss, ballast), **(options or {}))
     return {"loss": claim(returned), "params": _params(inner), "steps": optimizer.steps}
 
 
@@ -228,10 +247,10 @@ def _judged_epochs(package):
 
 
 def _fit(package, sizes, state, X, Y, batch_size, lr, momentum, epochs, *, val=None, orders=None, checkpoint=None,
-         loss="mse"):
+         loss="mse", fit_options=None):
     model = _network(package, sizes, state)
     optimizer = module(package, "optim").SGD(model.parameters(), lr=lr, momentum=momentum)
-    options = {}
+    options = dict(fit_options or {})  # accumulate, clip_norm: fit passes them on to train_epoch
     if val is not None:
         options["val_loader"] = _loader(package, val[0], val[1], batch_size)
     if checkpoint is not None:
@@ -242,10 +261,12 @@ def _fit(package, sizes, state, X, Y, batch_size, lr, momentum, epochs, *, val=N
     return {"history": history_claim(history), "params": _params(model)}
 
 
-def fit_history(package, sizes, state, X, Y, batch_size, lr, momentum, epochs, orders, val=None, loss="mse"):
+def fit_history(package, sizes, state, X, Y, batch_size, lr, momentum, epochs, orders, val=None, loss="mse",
+                options=None):
     """fit over a loader shuffled in ``orders`` (with the judge's train_epoch and evaluate), with a val_loader
-    when ``val`` holds (X, Y)."""
-    return _fit(package, sizes, state, X, Y, batch_size, lr, momentum, epochs, val=val, orders=orders, loss=loss)
+    when ``val`` holds (X, Y), and ``options`` (accumulate, clip_norm) when given."""
+    return _fit(package, sizes, state, X, Y, batch_size, lr, momentum, epochs, val=val, orders=orders, loss=loss,
+                fit_options=options)
 
 
 class _Recorded:

@@ -69,9 +69,9 @@ of the score. Ids name the function an edit is in, never its line
 (tests/test_mutation_ids.py holds every id listed here, and every one the docs
 quote, to a mutant that exists); the report names the EQUIVALENT entries that
 no longer match a mutant.
-SEEN_ON_CUDA_ONLY lists mutants that leave a tensor on the CPU: only 6.2, on
-CUDA, can see them, so on a machine without CUDA they are reported apart and
-left out of the score.
+SEEN_ON_CUDA_ONLY lists mutants that only 6.2, on CUDA, can see: on a machine
+without CUDA they are reported apart and left out of the score (none since 6.1
+runs on the judge's device, where a tensor left on the CPU fails).
 
 Printed: per family and file the candidates, mutants graded, killed, survived,
 equivalent, grader errors and the score, killed / (mutants - equivalent) in
@@ -145,27 +145,11 @@ EQUIVALENT: dict[str, str] = {
 }
 
 DEFAULT_COUNT = 480
-# Mutants that only a GPU can tell apart from the reference: each leaves a batch or the model on the CPU, which on
-# the CPU changes no number, so 6.1 does not grade it there (docs/security.md) and only 6.2, on CUDA, sees it.
-# Without CUDA they are left out of the score, reported apart; with it they count as any other.
-SEEN_ON_CUDA_ONLY: dict[str, str] = {
-    "torch_loop.py:fit_torch:var-device-xb": (
-        "xb.to(xb): the training inputs stay where they were"),
-    "torch_loop.py:fit_torch:var-device-xb#3": (
-        "xb.to(xb): the validation inputs stay where they were"),
-    "torch_loop.py:fit_torch:var-device-yb#4": (
-        "yb.to(yb): the validation targets stay where they were"),
-    "torch_loop.py:fit_torch:var-device-xb#4": (
-        "yb.to(xb), xb the validation inputs before their move: the targets stay where the inputs were"),
-    "torch_loop.py:fit_torch:stmt-drop#2": (
-        "the model is never moved"),
-    "torch_loop.py:fit_torch:stmt-drop#8": (
-        "the training batches are never moved"),
-    "torch_loop.py:fit_torch:var-device-xb#2": (
-        "yb.to(xb) reads xb before the tuple's assignment: the training targets stay where the inputs were"),
-    "torch_loop.py:fit_torch:var-device-yb#2": (
-        "yb.to(yb): the training targets stay where they were"),
-}
+# Mutants that only a GPU can tell apart from the reference: none since 6.1 runs on the judge's device, where a batch
+# or a model left on the CPU fails as on CUDA (the eight that leave a tensor behind, xb.to(xb) and the moves dropped,
+# are killed there). A mutant that a later check can see only on CUDA goes here, with its reason: without CUDA such
+# mutants are left out of the score, reported apart; with it they count as any other.
+SEEN_ON_CUDA_ONLY: dict[str, str] = {}
 
 PASSED, SKIPPED, ERROR = "passed", "skipped", "grader error"
 KILLED, SURVIVED = "killed", "survived"

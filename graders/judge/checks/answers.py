@@ -213,14 +213,16 @@ class Interrupted:
 class FitTorch:
     """fit_torch_watched's answer (tasks 6.1, 6.2): the history and parameters of fit_torch, and what the watched model
     and batches saw: each forward's phase and modes, the model's and the batches' moves, and the devices the parameters
-    ended on."""
-    history: Claim
-    params: list[Claim]
+    ended on. On the judge's device, what fit_torch raised comes back in ``raised`` (as an error's description), with
+    the notes and without a history."""
     forwards: list
     model_to: list
     moves: list[list]
     yielded: list
+    history: Claim | None = None
+    params: list[Claim] | None = None
     param_devices: list[str] = field(default_factory=list)
+    raised: dict | None = None
 
 
 # Each verb's answer, written out (worker.main.verbs() answers them); None: a claim itself, or nothing.

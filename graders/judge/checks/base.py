@@ -113,22 +113,24 @@ class Context:
 
     # ----- asking the worker -----
     def ask(self, verb: str, doing: str, *, timeout: float = DEFAULT_TIMEOUT, hint: str | None = None,
-            measure_cpu: bool = False, died: str | None = None, **args):
+            measure_cpu: bool = False, measure_memory: bool = False, died: str | None = None, **args):
         """The worker's answer to one request, or CheckFailed/NotAttempted in the student's terms; ``died`` is the
-        message when the worker dies (its death, seen from outside, the effect the request looks for)."""
+        message when the worker dies (its death, seen from outside, the effect the request looks for). A request
+        that ``measure_memory`` is asked alone (the worker's ``last_memory_growth``)."""
         self.check_route(verb, args)
+        measured = measure_cpu or measure_memory
         if self._planned is not None:
-            raise _Planned(verb, args, timeout, measure_cpu)
+            raise _Planned(verb, args, timeout, measured)
         head = msg.header(self.task, doing=doing)
         hint_line = msg.HINT.format(hint=hint) if hint else ""
         cpu_left, idle_left = self.left()
         if min(cpu_left, idle_left) <= 0:
             self.past_deadline()
-        reply = self._prefetched_reply(verb, args) if self._prefetched and not measure_cpu else None
+        reply = self._prefetched_reply(verb, args) if self._prefetched and not measured else None
         if reply is None:  # a batch's reply never comes with an oracle's failure (Worker.request_batch)
             try:
                 reply = self.worker.request(verb, args, min(timeout, cpu_left), idle=min(IDLE_SECONDS, idle_left),
-                                            measure_cpu=measure_cpu)
+                                            measure_cpu=measure_cpu, measure_memory=measure_memory)
             except WorkerTimedOut as error:
                 self.oracle_failed(doing)
                 raise self.timed_out(error, doing, timeout) from None
@@ -223,7 +225,9 @@ class Context:
             text = msg.RAISED_KEY_ID.format(error=error["type"])  # an id(): a memory address, other at every run
         if hint is None:  # an exception that says which mistake made it, in this task's code
             hint = next((h for (prefix, kind), h in msg.HINTS_FOR_RAISED.items()
-                         if self.task.id.startswith(prefix) and kind in error.get("mro", ())), None)
+                         if self.task.id.startswith(prefix) and kind in error.get("mro", ())), None) or \
+                next((h for said, h in msg.HINTS_FOR_RAISED_TEXT.items() if str(error["message"]).startswith(said)),
+                     None)
         return CheckFailed(msg.lines(msg.RAISED.format(error=text, **msg.header(self.task, doing=doing)),
                                      error.get("where") and msg.RAISED_AT.format(where=error["where"]),
                                      msg.HINT.format(hint=hint) if hint else ""))

@@ -220,6 +220,10 @@ def check_shuffled(ctx: Context, setup: Setup, seed: int, count: int = EPOCHS_SH
     generator is reseeded differently before every pass of each."""
     (first, twin, other), _ = epochs(ctx, setup, count, strict=False, seeds=[seed, seed, seed + 1],
                                      global_seeds=[[1000 * j + e for e in range(count)] for j in (1, 2, 3)])
+    in_order = [np.array_equal(order, np.arange(len(order))) for order in first]
+    if not all(in_order) and all(whole_batches(order, setup.batch_size) for order in first):
+        fail(ctx, setup, msg.LOADER_WHOLE_BATCHES, msg.HINT_LOADER_EXAMPLES, epochs=count,
+             batches=batches_text(first[0], setup.batch_size))
     if np.array_equal(first[0], np.arange(len(first[0]))):
         fail(ctx, setup, msg.LOADER_NOT_SHUFFLED, msg.HINT_LOADER_SHUFFLE, epoch=1, order=order_text(first[0]))
     for e in range(1, count):
@@ -232,6 +236,22 @@ def check_shuffled(ctx: Context, setup: Setup, seed: int, count: int = EPOCHS_SH
     if np.array_equal(first[0], other[0]):
         fail(ctx, setup, msg.LOADER_IGNORES_RNG, msg.HINT_LOADER_RNG, a=seed, b=seed + 1,
              order=order_text(first[0]))
+
+
+def whole_batches(order: np.ndarray, batch_size: int) -> bool:
+    """Whether every batch of an epoch's ``order`` holds exactly the examples of one batch of the data's order (in any
+    order within it): the batches were shuffled, not the examples. A fair shuffle of the setups' 20 or more examples
+    in batches of 3 or more practically never does that."""
+    if len(order) == 0 or len(order) % batch_size:
+        return False
+    rows = np.sort(np.asarray(order).reshape(-1, batch_size), axis=1)
+    return all(row[0] % batch_size == 0 and np.array_equal(row, np.arange(row[0], row[0] + batch_size)) for row in rows)
+
+
+def batches_text(order: np.ndarray, batch_size: int) -> str:
+    """An epoch's first batches as a message shows them: [4, 5, 6], [0, 1, 2], ..."""
+    rows = np.asarray(order).reshape(-1, batch_size)
+    return ", ".join(f"[{numbers(row)}]" for row in rows[:3]) + (", ..." if len(rows) > 3 else "")
 
 
 @st.composite

@@ -140,7 +140,8 @@ def reference_epoch(setup: Setup, *, zero_grad: str = "each", scale_loss: float 
                     offset: float = TRAINING, **options) -> tuple[float, list[np.ndarray]]:
     """(mean loss, parameters) of one expected epoch of the probe model from stale grads; ``zero_grad`` ("never":
     the gradients are never cleared, "late": not before the first batch), ``scale_loss``, ``swapped`` (the loss's
-    arguments) and ``offset`` (the probe's shift: other modes) model known mistakes."""
+    arguments), ``offset`` (the probe's shift: other modes) and ``by_examples`` (the loss's mean over the examples)
+    model known mistakes."""
     run = setup.run(grads=STALE_GRAD, offset=offset)
     loss = run.epoch(setup.split(), setup.loss, zero_grad=zero_grad, scale=scale_loss, swapped=swapped, **options)
     return loss, run.weights()
@@ -151,6 +152,11 @@ def reference_evaluate(setup: Setup, offset: float = 0.0) -> tuple[float, float]
     loss's arguments swapped (a known mistake); ``offset``: the probe's shift in other modes (known mistakes)."""
     run = setup.run(offset=offset)
     return run.evaluate(setup.split(), setup.loss), run.evaluate(setup.split(), setup.loss, swapped=True)
+
+
+def evaluate_by_examples(setup: Setup) -> float:
+    """evaluate's mean loss taken over the examples (each batch's loss weighted by its size): a known mistake."""
+    return setup.run().evaluate(setup.split(), setup.loss, by_examples=True)
 
 
 def known_mistake(yours: list[np.ndarray], mistakes) -> str | None:
@@ -228,8 +234,7 @@ def steps_hint(steps: int, setup: Setup) -> str | None:
 def check_epoch(ctx: Context, setup: Setup, *, full: bool = True) -> None:
     """One train_epoch of the probe model (its output shifts with its modes) against the reference. ``full``: 5.1's
     rungs, from eval mode (train_epoch must switch to training mode) and on the kind of the loss; 5.3 starts the
-    model in training mode and checks only the numbers, so a mistake there costs once. Whether the loss Tensors were
-    kept alive cannot show in any number the judge reads, and is not graded (docs/security.md)."""
+    model in training mode and checks only the numbers, so a mistake there costs once."""
     answer = ctx.ask("train_epoch_watched", f"running train_epoch over {setup.batches} batch(es)",
                      **setup.args(ctx.task.route.package), stale_grad=STALE_GRAD, options=setup.options or None,
                      start_training=not full)
@@ -245,6 +250,7 @@ def check_epoch(ctx: Context, setup: Setup, *, full: bool = True) -> None:
                 (msg.HINT_STALE_GRAD, lambda: reference_epoch(setup, zero_grad="late", **setup.options)[1])]
     if k > 1:
         mistakes.append((msg.HINT_NOT_DIVIDED, lambda: reference_epoch(setup, scale_loss=k, **setup.options)[1]))
+    mistakes.append((msg.HINT_BACKWARD_TWICE, lambda: reference_epoch(setup, scale_loss=2.0, **setup.options)[1]))
     if "clip_norm" in setup.options:
         mistakes.append((msg.HINT_NOT_CLIPPED, lambda: reference_epoch(setup, accumulate=k)[1]))
     if setup.loss != "mse":
@@ -254,19 +260,59 @@ def check_epoch(ctx: Context, setup: Setup, *, full: bool = True) -> None:
     source = msg.LOOP_REFERENCE.format(function="train_epoch")
     compare_params(ctx, answer.params, dict(zip(setup.state(), expected)), "after one epoch", inputs=inputs,
                    source=source, mistakes=mistakes, otherwise=steps_hint(answer.steps, setup))
-    if loss is not None:
-        divided = k > 1 and np.isclose(loss * k, expected_loss, **MATCH)
+    if loss is not None and not np.isclose(loss, expected_loss, rtol=TOL.rtol, atol=TOL.atol):
+        hint = msg.HINT_MEAN_LOSS
+        if k > 1 and np.isclose(loss * k, expected_loss, **MATCH):
+            hint = msg.HINT_LOSS_DIVIDED
+        elif np.isclose(loss, ctx.expected("torch's epoch by examples", reference_epoch, setup, by_examples=True,
+                                           **setup.options)[0], **MATCH):
+            hint = msg.HINT_LOSS_BY_EXAMPLES.format(function="train_epoch")
         ctx.compare(np.float64(loss), expected_loss, "mean batch loss train_epoch returned", inputs=inputs,
-                    source=source, hint=msg.HINT_LOSS_DIVIDED if divided else msg.HINT_MEAN_LOSS, tol=TOL)
+                    source=source, hint=hint, tol=TOL)
 
 
 def train_epoch(ctx: Context) -> None:
     """Task 5.1's check: one fixed setup, drawn ones, and one with the weighted loss (MSE cannot tell
-    loss_fn(prediction, target) from the reverse); whether the losses were kept alive is said not graded."""
+    loss_fn(prediction, target) from the reverse); then whether the loss Tensors are let go, by the worker's
+    memory."""
     check_epoch(ctx, Setup())
     ctx.forall(setups(), lambda setup: check_epoch(ctx, setup), examples=10)
     check_epoch(ctx, Setup(loss="weighted"))  # MSE cannot tell loss_fn(prediction, target) from the reverse
-    ctx.not_graded.append(msg.LOSSES_KEPT_NOT_SEEN)  # no number shows it; the worker's count is its word
+    setup = Setup(n=2 * MEMORY_BATCHES, batch_size=2)
+    ctx.ask("train_epoch_watched", memory_doing("train_epoch"), measure_memory=True,
+            **setup.args(ctx.task.route.package), start_training=True, ballast=BALLAST_MIB * 2**20)
+    check_losses_released(ctx, "train_epoch", ctx.worker.last_memory_growth)
+
+
+# ----- loss Tensors kept alive (5.1 here, 6.x in torch_loop.py) -----
+
+# A run of MEMORY_BATCHES batches whose every loss's graph holds BALLAST_MIB (graders/worker/verbs_loop.attach_ballast:
+# a memory map of its own, every page written, freed with the graph). A loop that lets each loss go holds at most two
+# at once (the new loss is made while the old one's name still holds it): LET_GO_MIB, 16 MiB. One that keeps them
+# holds them all: 256 MiB. The bound, a quarter of that, leaves a factor of 4 on either side (docs/security.md).
+BALLAST_MIB = 8
+MEMORY_BATCHES = 32
+LET_GO_MIB = 2 * BALLAST_MIB
+KEPT_BOUND_MIB = MEMORY_BATCHES * BALLAST_MIB // 4
+
+
+def memory_doing(function: str) -> str:
+    """What the memory rung does, in the student's terms."""
+    return msg.LOSSES_KEPT_DOING.format(function=function, batches=MEMORY_BATCHES, ballast=BALLAST_MIB)
+
+
+def check_losses_released(ctx: Context, function: str, grown: int | None) -> None:
+    """Fail the task when the worker's peak memory rose past KEPT_BOUND_MIB over the memory rung's run (``grown``,
+    bytes: read by the judge from the kernel, graders/isolation/processes.py); where this judge cannot read it,
+    say so beside the pass."""
+    if grown is None:
+        ctx.not_graded.append(msg.MEMORY_NOT_READ.format(function=function))
+        return
+    ctx.data["memory"] = {"mib": grown / 2**20, "bound_mib": KEPT_BOUND_MIB}  # for the benchmark, never a result
+    if grown > KEPT_BOUND_MIB * 2**20:
+        raise CheckFailed(msg.LOSSES_KEPT.format(function=function, batches=MEMORY_BATCHES, grown=grown / 2**20,
+                                                 released=LET_GO_MIB, bound=KEPT_BOUND_MIB, ballast=BALLAST_MIB,
+                                                 **msg.header(ctx.task)))
 
 
 # ----- 5.2 evaluate -----
@@ -321,6 +367,8 @@ def evaluate_hint(ctx: Context, setup: Setup, loss: float, swapped: float) -> st
     another mode's shift, or the loss's arguments swapped."""
     if setup.loss != "mse" and np.isclose(loss, swapped, **MATCH):
         return msg.HINT_LOSS_ARGS
+    if np.isclose(loss, ctx.expected("torch's evaluate by examples", evaluate_by_examples, setup), **MATCH):
+        return msg.HINT_LOSS_BY_EXAMPLES.format(function="evaluate")
     for offset, modes, hint in EVAL_MISTAKES:
         if np.isclose(loss, ctx.expected("torch's evaluate", reference_evaluate, setup, offset)[0], **MATCH):
             return msg.HINT_MODES_SEEN.format(what="losses", modes=modes, hint=hint)
@@ -455,12 +503,13 @@ def accumulation_and_clipping(ctx: Context) -> None:
 
 def reference_fit(setup: Setup, epochs: int, *, shuffle_seed=None, val=None, run: Run | None = None):
     """(history, run) of the expected fit: from this setup's weights (or ``run``'s state), its batches in order or
-    shuffled by ``shuffle_seed``, with a val_loader over ``val`` (X, Y) when given."""
+    shuffled by ``shuffle_seed``, with a val_loader over ``val`` (X, Y) when given, and the setup's options
+    (accumulate, clip_norm) passed on to every epoch."""
     run = setup.run() if run is None else run
     X, Y = setup.data()
     orders = shuffled_orders(shuffle_seed, len(X), epochs) if shuffle_seed is not None else [None] * epochs
     history = run.fit([setup.split(X, Y, order) for order in orders], setup.loss,
-                      val=None if val is None else setup.split(*val))
+                      val=None if val is None else setup.split(*val), **setup.options)
     return history, run
 
 
@@ -473,21 +522,38 @@ def fit_values(setup: Setup, epochs: int, **options) -> tuple[dict[str, list[flo
 
 def check_fit(ctx: Context, setup: Setup, epochs: int, *, with_val: bool, shuffle_seed: int = 7) -> None:
     """Task 5.4's fit on one setup: the history and the final parameters of ``epochs`` epochs (with a val_loader when
-    ``with_val``), over batches shuffled by a seed, against torch's run of the same fit."""
+    ``with_val``, and the setup's options, accumulate and clip_norm, when it has some), over batches shuffled by a
+    seed, against torch's run of the same fit."""
     val = setup.data(n=6, offset=1) if with_val else None
-    answer = ctx.ask("fit_history", f"running fit for {epochs} epochs{' with a val_loader' if with_val else ''}",
-                     **setup.args(ctx.task.route.package), epochs=epochs,
-                     orders=shuffled_orders(shuffle_seed, setup.n, epochs), val=val)
+    doing = f"running fit for {epochs} epochs{' with a val_loader' if with_val else ''}" + "".join(
+        f", {k}={v!r}" for k, v in setup.options.items())
+    answer = ctx.ask("fit_history", doing, **setup.args(ctx.task.route.package), epochs=epochs,
+                     orders=shuffled_orders(shuffle_seed, setup.n, epochs), val=val, options=setup.options or None)
     history = read_history(ctx, answer.history, "fit", {"train_loss": epochs, "val_loss": epochs * with_val})
     expected, weights = ctx.expected("torch's fit", fit_values, setup, epochs, shuffle_seed=shuffle_seed, val=val)
     inputs = setup.lines(order=f"shuffled by default_rng({shuffle_seed})") + [
         msg.LOOP_SETUP_FIT.format(epochs=epochs, val=msg.LOOP_SETUP_VAL.format(n=len(val[0])) if with_val else "")]
     source = msg.LOOP_REFERENCE.format(function="fit")
+    hint = options_dropped(ctx, setup, epochs, shuffle_seed, val, history["train_loss"]) if setup.options else None
     for key in ("train_loss", "val_loss"):
         ctx.compare(history[key], np.array(expected[key]), f'history["{key}"]', inputs=inputs, source=source,
-                    tol=TOL)
+                    hint=hint, tol=TOL)
     compare_params(ctx, answer.params, dict(zip(setup.state(), weights)), f"after {epochs} epochs",
-                   inputs=inputs, source=source)
+                   inputs=inputs, source=source, otherwise=hint)
+
+
+def options_dropped(ctx: Context, setup: Setup, epochs: int, shuffle_seed: int, val, losses: np.ndarray) -> str | None:
+    """The hint when fit's training losses are those of a fit that did not pass some of the setup's options
+    (accumulate, clip_norm) on to train_epoch, else None."""
+    names = list(setup.options)
+    for dropped in [names] + ([[name] for name in names] if len(names) > 1 else []):
+        kept = {k: v for k, v in setup.options.items() if k not in dropped}
+        other, _ = ctx.expected("torch's fit", fit_values, replace(setup, options=kept), epochs,
+                                shuffle_seed=shuffle_seed, val=val)
+        if np.allclose(losses, other["train_loss"], **MATCH):
+            return msg.HINT_FIT_OPTIONS.format(options=" and ".join(dropped),
+                                               call=", ".join(f"{k}={k}" for k in names))
+    return None
 
 
 LESSON = lesson.LESSON
@@ -542,9 +608,15 @@ def check_replay(ctx: Context, params: list[np.ndarray], orders: np.ndarray, X: 
     replay = oracles.replay_lesson(list(start.values()), X, Y, orders, LESSON["batch_size"], LESSON["lr"])
     inputs = [msg.FIT_E2E_REPLAY_INPUTS.format(setup=text, n=len(X))]
     source = msg.FIT_E2E_REPLAY.format(seed=seed, lr=LESSON["lr"])
+    hint = msg.HINT_FIT_E2E_REPLAY
+    if not all(np.allclose(y, e, rtol=REPLAY_TOL.rtol, atol=REPLAY_TOL.atol) for y, e in zip(params, replay["params"])):
+        # every gradient counted twice (a second backward() per batch) is SGD at twice the rate: replayed so
+        twice = oracles.replay_lesson(list(start.values()), X, Y, orders, LESSON["batch_size"], 2 * LESSON["lr"])
+        if all(np.allclose(y, e, rtol=REPLAY_TOL.rtol, atol=REPLAY_TOL.atol) for y, e in zip(params, twice["params"])):
+            hint = msg.HINT_FIT_E2E_TWICE
     for name, yours, expected in zip(END_TO_END_NAMES, params, replay["params"]):
-        ctx.compare(yours, expected, f"{name} after the lesson's run", inputs=inputs, source=source,
-                    hint=msg.HINT_FIT_E2E_REPLAY, tol=REPLAY_TOL)
+        ctx.compare(yours, expected, f"{name} after the lesson's run", inputs=inputs, source=source, hint=hint,
+                    tol=REPLAY_TOL)
 
 
 BAR_SPARE = 1.1  # where the lesson's own run misses the bar on a key's points: its MSE, and a tenth more
@@ -575,7 +647,8 @@ def lesson_mse(params: list[np.ndarray], X: np.ndarray, Y: np.ndarray) -> float:
 
 def fit(ctx: Context) -> None:
     """Task 5.4's check: fit against torch on small setups, then the lesson's run on the student's whole stack, held to
-    the bar on the training MSE the judge computes and replayed by the judge to hold the weights to it."""
+    the bar on the training MSE the judge computes and replayed by the judge to hold the weights to it; then fit with
+    accumulate and clip_norm, which it must pass on to train_epoch."""
     setup = Setup(n=12, batch_size=4)
     check_fit(ctx, setup, 3, with_val=True)
     check_fit(ctx, setup, 2, with_val=False)
@@ -603,3 +676,6 @@ def fit(ctx: Context) -> None:
         raise CheckFailed(msg.FIT_E2E_ABOVE_BAR.format(setup=text, mse=mse, bar=bar, floor=lesson.NOISE_FLOOR,
                                                        n=len(X), **msg.header(ctx.task)))
     check_replay(ctx, params, read_passes(ctx, answer.passes, len(X), text), X, Y, seed, text)
+    # fit passes accumulate and clip_norm on to train_epoch: groups of 2 (a last one of 1) and a norm that clips. Last,
+    # so that a fit of its own (a shortcut) meets the lesson's run first
+    check_fit(ctx, replace(setup, n=10, options={"accumulate": 2, "clip_norm": 0.5}), 2, with_val=False)

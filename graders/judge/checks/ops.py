@@ -179,6 +179,7 @@ def check_answer(ctx: Context, case: OpCase, operands, kwargs, upstream, answer:
         if index not in slots:
             ctx.fail(f"out._parents of {case.text}", f"missing input {names[index]}", "each input Tensor")
         what = f"gradient for {names[index]} in {case.text}"
+        output_shaped(ctx, case, grads[slots.index(index)], value.shape, np.shape(upstream), f"the {what}")
         yours = ctx.array(grads[slots.index(index)], value.shape, f"the {what}", hint=case.hint)
         if yours.shape != np.shape(want) or np.any(np.abs(yours - want) > TIGHT.allowed(want)):
             hint = mistake_hint(case, operands, kwargs, upstream, index, yours, want) or case.hint
@@ -188,6 +189,15 @@ def check_answer(ctx: Context, case: OpCase, operands, kwargs, upstream, answer:
             hint = case.hint
         ctx.compare(yours, want, what, inputs=lambda: _input_lines(case, operands, kwargs, upstream),
                     source=reference.source_text(witness), hint=hint)
+
+
+def output_shaped(ctx: Context, case: OpCase, claim: dict, shape: tuple, out: tuple, what: str) -> None:
+    """Fail, saying so, where the rule of an op that only moves entries (reshape, .T: ``Op.moves_entries``) returned
+    a gradient of the output's shape, g's, rather than its input's: its shape may happen to be the input's reversed,
+    which is not the mistake."""
+    got = np.shape(claim.get("array")) if isinstance(claim, dict) and claim.get("kind") == "ndarray" else None
+    if case.op.moves_entries and got == out != shape:
+        ctx.fail(what, f"of shape {got}", f"shape {shape}", hint=msg.HINT_SHAPE_OF_OUTPUT.format(out=out, shape=shape))
 
 
 def _upstream(shape, rng_seed: int) -> np.ndarray:

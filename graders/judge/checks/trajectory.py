@@ -32,6 +32,14 @@ def mse(pred, target):
 LOSSES = {"mse": mse, "weighted": weighted_loss}
 
 
+def mean_loss(losses: list[float], batches, by_examples: bool = False) -> float:
+    """The mean of the batch losses, as the contract asks; ``by_examples``: each weighted by its batch's size (the mean
+    over the examples), a known mistake."""
+    if by_examples:
+        return float(np.average(losses, weights=[len(x) for x, _ in batches]))
+    return float(np.mean(losses))
+
+
 class Run:
     """A network of Linear layers with ReLU between them: ``x @ W + b`` per layer (``layout="lesson"``, the
     contract's Linear) or ``x @ W.T + b`` (``layout="torch"``, torch.nn.Linear's)."""
@@ -80,8 +88,9 @@ class Run:
                 p.grad = None
 
     def epoch(self, batches, loss: str = "mse", *, accumulate: int = 1, clip_norm: float | None = None,
-              zero_grad: str = "each", scale: float = 1.0, swapped: bool = False) -> float:
-        """One pass over ``batches`` ((x, y) arrays); the mean of the batch losses."""
+              zero_grad: str = "each", scale: float = 1.0, swapped: bool = False, by_examples: bool = False) -> float:
+        """One pass over ``batches`` ((x, y) arrays); the mean of the batch losses (``by_examples``: weighted by the
+        batches' sizes, a known mistake)."""
         losses, pending = [], 0
         self._clear(zero_grad, start=True)
         for x, y in batches:
@@ -97,7 +106,7 @@ class Run:
                 self.step()
                 self._clear(zero_grad)
                 pending = 0
-        return float(np.mean(losses))
+        return mean_loss(losses, batches, by_examples)
 
     def step(self) -> None:
         """torch.optim's SGD update of every parameter with a grad (the class costs a second's imports at its first
@@ -115,14 +124,15 @@ class Run:
         """A fresh optimizer over the same weights: no momentum buffers."""
         self.buffers = [None] * len(self.params)
 
-    def evaluate(self, batches, loss: str = "mse", *, swapped: bool = False) -> float:
+    def evaluate(self, batches, loss: str = "mse", *, swapped: bool = False, by_examples: bool = False) -> float:
         """The mean loss over ``batches`` under no_grad, with evaluate's offset: what the contract's evaluate returns
-        (``swapped``: loss_fn(target, prediction), a known mistake)."""
+        (``swapped``: loss_fn(target, prediction), and ``by_examples``: weighted by the batches' sizes, known
+        mistakes)."""
         with torch.no_grad():
             values = [self._loss(loss, self.forward(self._tensor(x), self.eval_offset), self._tensor(y),
                                  swapped).item()
                       for x, y in batches]
-        return float(np.mean(values))
+        return mean_loss(values, batches, by_examples)
 
     def fit(self, epochs_of_batches, loss: str = "mse", *, val=None, **options) -> dict[str, list[float]]:
         """One epoch per item of ``epochs_of_batches``, then evaluate on ``val`` (batches) when given."""
@@ -130,7 +140,8 @@ class Run:
         for batches in epochs_of_batches:
             history["train_loss"].append(self.epoch(batches, loss, **options))
             if val is not None:
-                history["val_loss"].append(self.evaluate(val, loss, swapped=options.get("swapped", False)))
+                history["val_loss"].append(self.evaluate(val, loss, swapped=options.get("swapped", False),
+                                                         by_examples=options.get("by_examples", False)))
         return history
 
     def weights(self) -> list[np.ndarray]:
