@@ -37,15 +37,20 @@ def _build_exercises(args) -> int:
 
 
 def _grade(args) -> int:
+    from graders.isolation import sandbox
     from graders.judge.grade import ERROR
     from graders.results import outputs, pictures
 
+    note = sandbox.fallback_note(args.isolation)  # a student's own grade may settle below bubblewrap: it says so
+    if note is not None:
+        print(note, file=sys.stderr)
     painter = pictures.Painter.start() if args.results or args.markdown else None  # loss.png, beside them
     try:
         try:
             graded = pipeline.grade_submission(args.submission, key=args.key, tasks=args.tasks,
                                                isolation=args.isolation, deadline=args.deadline,
-                                               finished=painter.finished if painter is not None else None)
+                                               finished=painter.finished if painter is not None else None,
+                                               practice=True)
         except (layout.SubmissionError, RuntimeError) as error:
             print(msg.CLI_FAILED.format(command="grade", error=error), file=sys.stderr)
             return 2

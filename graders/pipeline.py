@@ -30,10 +30,12 @@ class Graded:
 def grade_submission(path: Path, *, name: str | None = None, key: int | None = None,
                      tasks: tuple[str, ...] | None = None, isolation: str = "auto",
                      deadline: float | None = GRADE_DEADLINE, laid_out: Callable[[], None] | None = None,
-                     finished: Callable | None = None) -> Graded:
+                     finished: Callable | None = None, practice: bool = False) -> Graded:
     """Unpack and locate the submission at ``path`` (``name``: the student's, for messages), grade it, and give
     its report and result. Raises graders.submission.layout.SubmissionError where there is nothing to grade and
-    RuntimeError where the isolation asked for is not to be had: the caller says so in its own format.
+    graders.isolation.sandbox.Unavailable (a RuntimeError) where the isolation asked for is not to be had: the caller
+    says so in its own format. ``practice``: a student's own grade, which may settle below bubblewrap
+    (graders.isolation.sandbox.choose).
     ``laid_out``: called once the files graded are copied; ``finished``: with each task's result as it is made
     (graders.judge.grade.grade)."""
     from graders.judge.grade import grade  # imports torch: only when grading
@@ -49,7 +51,7 @@ def grade_submission(path: Path, *, name: str | None = None, key: int | None = N
         try:
             folder = intake.unpack(submission, Path(scratch))
             report = grade(folder, key=key, task_ids=tasks, isolation=isolation, deadline=deadline,
-                           laid_out=laid_out, finished=finished)
+                           laid_out=laid_out, finished=finished, practice=practice)
         except SubmissionError as error:  # named by the path given, not by the scratch folder it was unpacked in
             if folder != path and str(error).startswith(f"{folder}: "):
                 raise SubmissionError(f"{path}: {str(error).removeprefix(f'{folder}: ')}") from None

@@ -1,14 +1,17 @@
 """Gradescope: build the autograder zip, and grade one submission inside it.
 
     autograd-lab gradescope OUT.zip                                 (build, from a checkout)
-    python -I -m graders.integrations.gradescope run SUBMISSION RESULTS_JSON     (what run_autograder calls)
+    python -I -m graders.integrations.gradescope run SUBMISSION RESULTS_JSON [--isolation bubblewrap]
+                                                                    (what run_autograder calls)
 
 The zip holds ``setup.sh`` (installs Python, torch's CPU wheel pinned, and the
 wheel of this package built from the checkout, so no private index is needed),
 ``run_autograder`` (grades ``/autograder/submission`` into
 ``/autograder/results/results.json``), ``constraints.txt`` and the wheel.
 Whatever happens, ``run`` writes a results.json: a submission that cannot be
-graded, or a grader that fails, scores 0 with a message that says why.
+graded, or a grader that fails, scores 0 with a message that says why. So does one
+that the container cannot sandbox: a Gradescope grade counts, so it runs in bubblewrap
+or not at all (graders.isolation.sandbox.choose), and the message names the fix.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from pathlib import Path
 
 from graders import messages as msg
 from graders import paths
+from graders.cli_options import add_isolation_option
 from graders.course.templates import fill, torch_version
 from graders.files import atomic_write
 
@@ -96,17 +100,23 @@ def not_graded(why: str) -> dict:
             "extra_data": {"max_score": float(TOTAL_POINTS), "examples": 0}}
 
 
-def run(submission: Path, results: Path) -> int:
-    """Grade ``submission`` (the student's files, or a folder or .zip of them) into ``results``; always writes it."""
+def run(submission: Path, results: Path, isolation: str = "auto") -> int:
+    """Grade ``submission`` (the student's files, or a folder or .zip of them) into ``results``; always writes it.
+    1 where it could not grade: the grader failed, or ``isolation`` cannot be had here."""
     from graders import pipeline
+    from graders.isolation import sandbox
     from graders.results import scorecard
     from graders.submission import layout
 
     try:
         try:
-            result = pipeline.grade_submission(submission).result
+            result = pipeline.grade_submission(submission, isolation=isolation).result
         except layout.SubmissionError as error:
             result = not_graded(msg.GRADESCOPE_NOT_GRADED.format(why=error))
+        except sandbox.Unavailable as error:
+            print(error, file=sys.stderr)  # the autograder's log, for the instructor
+            atomic_write(results, scorecard.dumps(not_graded(msg.GRADESCOPE_REFUSED.format(why=error))))
+            return 1
     except Exception as error:  # noqa: BLE001 - Gradescope must get a results.json whatever happens
         why = msg.GRADESCOPE_CRASHED.format(error=f"{type(error).__name__}: {error}")
         atomic_write(results, scorecard.dumps(not_graded(why)))
@@ -123,8 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("run", help="grade a submission into a results.json (what run_autograder calls)")
     r.add_argument("submission", type=Path)
     r.add_argument("results", type=Path)
+    add_isolation_option(r)
     args = parser.parse_args(argv)
-    return run(args.submission, args.results)
+    return run(args.submission, args.results, args.isolation)
 
 
 if __name__ == "__main__":

@@ -61,6 +61,7 @@ class Report:
     isolation: str
     key: int | None
     versions: dict = field(default_factory=dict)
+    level: str = ""  # the isolation's short name (sandbox.Isolation.level): results.json and grades.csv record it
 
     @property
     def score(self) -> float:
@@ -148,11 +149,13 @@ def run_task(task: Task, check, worker: Worker, lay: layout.Layout, key: int | N
 def grade(submission: Path, *, key: int | None = None, task_ids: tuple[str, ...] | None = None,
           scratch: Path | None = None, isolation: str = "auto", deadline: float | None = GRADE_DEADLINE,
           laid_out: Callable[[], None] | None = None,
-          finished: Callable[[TaskResult], None] | None = None) -> Report:
+          finished: Callable[[TaskResult], None] | None = None, practice: bool = False) -> Report:
     """Grade ``submission``; raises layout.SubmissionError when there is nothing to grade.
 
-    ``isolation`` is "auto" (bubblewrap where it works), "bubblewrap" or "limits". ``deadline`` bounds the whole
-    grade in seconds (None: no bound): a request never waits past it, and the tasks still to run then fail.
+    ``isolation`` is "auto" (bubblewrap where it works), "bubblewrap" or "limits"; where the grade cannot have it,
+    sandbox.Unavailable is raised, unless ``practice`` (a student's own grade) lets "auto" fall back. ``deadline``
+    bounds the whole grade in seconds (None: no bound): a request never waits past it, and the tasks still to run
+    then fail.
     ``laid_out`` is called once the submission's files are copied into the grade's own folder: from then on,
     nothing done to the submission's folder changes the grade. ``finished`` is called with each task's result as
     soon as it is made (the CLI's painter draws loss.png from 5.4's while the later tasks run).
@@ -160,16 +163,16 @@ def grade(submission: Path, *, key: int | None = None, task_ids: tuple[str, ...]
     start = time.perf_counter()
     profiled = profile.of(str(submission))  # the speed benchmark's breakdown; does nothing unless it asked
     stop = None if deadline is None else (time.monotonic() + deadline, deadline)
-    chosen = sandbox.choose(isolation)
+    chosen = sandbox.choose(isolation, practice=practice)
     lay = layout.lay_out(Path(submission), sandbox.scratch_parent(chosen, scratch))
     try:
         if laid_out is not None:
             laid_out()
         tasks = [task for task in TASKS if task_ids is None or task.id in task_ids]
         preload = ("torch",) if any(task.module == "torch_loop" for task in tasks) else ()
-        where = Path(submission).resolve()
-        # Without bubblewrap the folders around the submission (its classmates') are hidden from the workers.
-        with routing.worker(lay, chosen, preload=preload, beside=(where.parent, where.parent.parent)) as worker:
+        # The workers see only what graders.isolation.listing lists and their own packages: not the folders around
+        # the submission (its classmates'), under either isolation.
+        with routing.worker(lay, chosen, preload=preload) as worker:
             # The workers start (two import torch) while the judge imports its checks, and torch beside them.
             profiled.started(worker)
             routing.start(worker, tasks, helper=not loop_kept(tasks, key))
@@ -186,4 +189,5 @@ def grade(submission: Path, *, key: int | None = None, task_ids: tuple[str, ...]
     finally:
         lay.cleanup()
     profiled.write()
-    return Report(str(submission), results, time.perf_counter() - start, chosen.describe(), key, versions())
+    return Report(str(submission), results, time.perf_counter() - start, chosen.describe(), key, versions(),
+                  chosen.level)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder's image (Ubuntu 22.04 or later).
-# It installs Python, bubblewrap (used where the container allows it) and autograd-lab from the wheel
-# in this zip, with torch's CPU wheel pinned: no private index is needed.
+# It installs Python, bubblewrap (every submission is graded in it, or not at all: where the container
+# cannot start it, each results.json says so and why) and autograd-lab from the wheel in this zip, with
+# torch's CPU wheel pinned: no private index is needed.
 set -euo pipefail
 cd "$(dirname "$0")"
 export DEBIAN_FRONTEND=noninteractive
