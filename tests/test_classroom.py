@@ -71,8 +71,8 @@ def test_the_student_workflow_grades_summarises_uploads_and_reports_to_classroom
     text = WORKFLOW.read_text()
     assert re.search(r"^name: Autograding Tests$", text, re.MULTILINE)  # the name Classroom looks for
     assert re.search(r"^  run-autograding-tests:$", text, re.MULTILINE)
-    assert "autograd-lab grade exercises/ --results results.json --markdown summary.md --junit junit.xml \\\n" \
-           "            --classroom classroom.txt" in text
+    assert "autograd-lab grade exercises/ --isolation bubblewrap --results results.json --markdown summary.md \\\n" \
+           "            --junit junit.xml --classroom classroom.txt" in text
     assert '>> "$GITHUB_STEP_SUMMARY"' in text
     assert 'echo "result=$(cat classroom.txt)" >> "$GITHUB_OUTPUT"' in text
     assert "uses: actions/upload-artifact@v4" in text and "            results.json\n" in text
