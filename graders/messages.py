@@ -847,6 +847,9 @@ MERGE_COLUMNS = ("{path}: its columns ({got}) differ from those of {first} ({exp
                  "were the shards graded with the same --tasks?")
 MERGE_DUPLICATE = ("{student} is in both {first} and {second}: were the shards given different slices "
                    "(--shard 1/N ... N/N) of the same N?")
+MERGE_ISOLATION = ("{path}: {student} was graded under the isolation {got}, expected {expected}: a grade that counts "
+                   "runs in bubblewrap, or with --isolation limits as root; grade that shard again where "
+                   "`autograd-lab doctor` says grades that count can run")
 MERGE_OUT_IS_INPUT = "{out} is one of the folders to merge; write the merged gradebook elsewhere"
 MERGE_DONE = "merge: {students} student(s) from {folders} folder(s)\nwrote {csv}"
 

@@ -4,7 +4,7 @@
 content hash, the status, the points per task, the total and the seconds. It is
 written last, after results.json, so a record always stands for finished files.
 ``grades.csv`` is rendered from the records: one row per student, one column
-per task id, then total, status and seconds.
+per task id, then total, status, seconds and the isolation the grade ran under.
 """
 
 from __future__ import annotations
@@ -19,12 +19,13 @@ from pathlib import Path
 
 from graders import messages as msg
 from graders.files import atomic_write
+from graders.isolation.sandbox import COUNTED
 from graders.results.plain import safe
 from graders.tasks import TASKS
 
 RECORD = "grading.json"
 CSV_NAME = "grades.csv"
-FIXED_COLUMNS = ("total", "status", "seconds")
+FIXED_COLUMNS = ("total", "status", "seconds", "isolation")
 # What a student's folder may hold; merge copies these.
 STUDENT_FILES = (RECORD, "results.json", "scorecard.md", "loss.png")
 
@@ -41,6 +42,7 @@ class Record:
     seconds: float = 0.0
     hash: str = ""
     settings: str = ""
+    isolation: str = ""  # the isolation the grade ran under (graders.isolation.sandbox.Isolation.level)
 
     @property
     def graded(self) -> bool:
@@ -49,9 +51,10 @@ class Record:
 
     def row(self, task_ids: tuple[str, ...]) -> list[str]:
         """The record as a row of grades.csv: the student, the points of each task in ``task_ids`` (empty where none),
-        the total, the status and the seconds, each cell safe for a spreadsheet."""
+        the total, the status, the seconds and the isolation, each cell safe for a spreadsheet."""
         cells = [_number(self.scores[t]) if t in self.scores else "" for t in task_ids]
-        return [_cell(self.student), *cells, _number(self.total), _cell(safe(self.status)), f"{self.seconds:.1f}"]
+        return [_cell(self.student), *cells, _number(self.total), _cell(safe(self.status)), f"{self.seconds:.1f}",
+                _cell(self.isolation)]
 
 
 def _number(value: float) -> str:
@@ -88,7 +91,7 @@ def load_record(folder: Path) -> Record | None:
 
 
 def columns(task_ids: tuple[str, ...]) -> list[str]:
-    """The header of grades.csv: the student, one column per task, then total, status and seconds."""
+    """The header of grades.csv: the student, one column per task, then total, status, seconds and isolation."""
     return ["student", *task_ids, *FIXED_COLUMNS]
 
 
@@ -114,13 +117,13 @@ def read_csv(path: Path) -> tuple[tuple[str, ...], list[Record]]:
     with open(path, newline="", encoding="utf-8", errors="surrogateescape") as f:
         rows = list(csv.reader(f))
     header, body = rows[0], rows[1:]
-    task_ids = tuple(header[1:-len(FIXED_COLUMNS)])
+    task_ids = tuple(header[1:header.index("total")] if "total" in header else header[1:-len(FIXED_COLUMNS)])
     records = []
     for row in body:
         cells = dict(zip(header, row))
         scores = {t: float(cells[t]) for t in task_ids if cells.get(t, "") != ""}
         records.append(Record(_uncell(cells["student"]), _uncell(cells["status"]), float(cells["total"] or 0), scores,
-                              float(cells["seconds"] or 0)))
+                              float(cells["seconds"] or 0), isolation=_uncell(cells.get("isolation", ""))))
     return task_ids, records
 
 
@@ -146,8 +149,9 @@ def merge(folders: list[Path], out: Path, prepare=None) -> tuple[tuple[str, ...]
     ``prepare(task_ids, records)``, when given, makes the records grades.csv shows (the class's adjustments), and
     is called before anything is written, so that its ValueError leaves ``out`` as it was.
 
-    Raises ValueError when a folder has no grades.csv, when the columns differ, or when a student
-    appears twice.
+    Raises ValueError when a folder has no grades.csv, when the columns differ, when a student
+    appears twice, or when a student was graded under an isolation no grade that counts runs under (practice's, or
+    none recorded).
     """
     out = Path(out)
     if any(Path(f).resolve() == out.resolve() for f in folders):
@@ -167,6 +171,10 @@ def merge(folders: list[Path], out: Path, prepare=None) -> tuple[tuple[str, ...]
             if record.student in seen:
                 raise ValueError(msg.MERGE_DUPLICATE.format(student=record.student, first=seen[record.student],
                                                             second=folder))
+            if record.graded and record.isolation not in COUNTED:
+                raise ValueError(msg.MERGE_ISOLATION.format(path=path, student=record.student,
+                                                            got=record.isolation or "none recorded",
+                                                            expected=" or ".join(COUNTED)))
             seen[record.student] = folder
             records.append(record)
     if prepare is not None:
