@@ -37,6 +37,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -248,6 +249,7 @@ def scratch_base(under: Path | None = None) -> Path:
 # grade-all's judges lay their grades out in folders of their own in the scratch base (graders.classgrade.pool), which
 # hold the copies of the submissions being graded. Beside each, its lock (``<folder>.lock``), made and locked first.
 JUDGE_PREFIX, LOCK_SUFFIX = "agl-judge-", ".lock"
+LEGACY_GRACE = 60.0  # seconds an older version's judge folder may be without a process working in it: starting
 
 
 def judge_folder(base: Path | None = None) -> tuple[Path, int]:
@@ -276,8 +278,9 @@ def judge_folder(base: Path | None = None) -> tuple[Path, int]:
 def sweep_judges(base: Path | None = None) -> list[Path]:
     """Remove the judges' scratch folders in the scratch base that no judge uses any more (a grade-all killed with
     SIGKILL, a lost node: no cleanup ran), as budget.sweep_stale removes their cgroups: those whose lock no process
-    holds, and those an older version made without a lock where no process has its working folder. A folder in use
-    is never removed. Returns the folders removed."""
+    holds, and those an older version made without a lock where no process has its working folder (and that are not
+    being made this minute: its judge may be starting). A folder in use is never removed. Returns the folders
+    removed."""
     base = scratch_base() if base is None else base
     try:
         names = {e.name for e in os.scandir(base) if e.name.startswith(JUDGE_PREFIX)}
@@ -288,12 +291,11 @@ def sweep_judges(base: Path | None = None) -> list[Path]:
         folder = base / name.removesuffix(LOCK_SUFFIX)
         try:
             fd = os.open(f"{folder}{LOCK_SUFFIX}", os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
-        except FileNotFoundError:  # an older version's folder: in use while a process works in it
+        except FileNotFoundError:  # an older version's folder: in use while a process works in it, or just made
             working = _working_folders() if working is None else working
-            if folder.is_symlink() or any(w == str(folder) or w.startswith(f"{folder}{os.sep}") for w in working):
-                continue
-            shutil.rmtree(folder, ignore_errors=True)
-            removed.append(folder)
+            if not _in_use(folder, working):
+                shutil.rmtree(folder, ignore_errors=True)
+                removed.append(folder)
             continue
         except OSError:
             continue
@@ -312,6 +314,17 @@ def sweep_judges(base: Path | None = None) -> list[Path]:
         finally:
             os.close(fd)
     return removed
+
+
+def _in_use(folder: Path, working: list[str]) -> bool:
+    """Whether an older version's judge folder (no lock beside it) may be in use: a process works in it, or it was
+    made this minute; or it is not a folder of its own (a link) or is gone."""
+    try:
+        info = folder.lstat()
+    except OSError:
+        return True
+    return not stat.S_ISDIR(info.st_mode) or time.time() - info.st_mtime < LEGACY_GRACE or any(
+        w == str(folder) or w.startswith(f"{folder}{os.sep}") for w in working)
 
 
 def _working_folders() -> list[str]:
@@ -347,16 +360,15 @@ def namespaces_work() -> bool:
 
 
 def scratch_parent(isolation: Isolation, wanted: Path | None) -> Path | None:
-    """Where to lay out a grade: ``wanted`` (None: the temp folder; without bubblewrap, as root, the judge's scratch
-    base, ``scratch_base``, which each worker has covered but for its own grade), unless a worker uid could not
-    reach it.
+    """Where to lay out a grade: ``wanted`` (None: the temp folder), unless a worker uid could not reach it.
 
-    Without bubblewrap a worker runs the judge's copy of its code in place, as an unprivileged uid that must
+    Without bubblewrap and without a root of its own (``Root``: its folders are bound into it by root, whatever
+    the folders above them), a worker runs the judge's copy of its code in place, as an unprivileged uid that must
     search every folder above it. A folder under a private one (pytest's tmp_path, a TMPDIR of mode 0700)
     would make every worker fail to start, which would read as the student's failure; the grade is then laid
     out under the first shared temp folder that every user can search.
     """
-    if not isolation.drop or isolation.bubblewrap:
+    if not isolation.drop or isolation.bubblewrap or namespaces_work():
         return wanted
     if isolation.reads_all or _reachable_by_others(Path(wanted or tempfile.gettempdir())):
         return wanted if wanted is not None else scratch_base()
