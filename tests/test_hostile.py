@@ -449,25 +449,29 @@ def _site_packages() -> str:
     return os.path.dirname(os.path.dirname(os.path.realpath(numpy.__file__)))
 
 
-def _second_torches() -> tuple[tuple[str, str], ...]:
+def _second_torches() -> dict[str, str]:
     """Where a second torch could be on a machine: the base interpreter's site-packages, the system's, another
-    virtual environment that every user may read. The world binds this environment's own packages at each."""
+    virtual environment that every user may read."""
     version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    places = (os.path.join(sys.base_prefix, "lib", version, "site-packages"),
-              f"/usr/local/lib/{version}/dist-packages", f"/opt/agl-other-env/lib/{version}/site-packages")
-    return tuple((_site_packages(), place) for place in places if place != _site_packages())
+    return {"the base interpreter's": os.path.join(sys.base_prefix, "lib", version, "site-packages"),
+            "the system's": f"/usr/local/lib/{version}/dist-packages",
+            "another environment's": f"/opt/agl-other-env/lib/{version}/site-packages"}
 
 
+@pytest.mark.parametrize("place", list(_second_torches()))
 @pytest.mark.parametrize("isolation", ISOLATIONS)
-def test_no_torch_anywhere_on_the_machine_reaches_a_numpy_task(isolation, tmp_path, monkeypatch):
+def test_no_torch_anywhere_on_the_machine_reaches_a_numpy_task(isolation, place, tmp_path, monkeypatch):
     """The machine holds torch beside the judge's own, where a stranger could have installed it: in the base
-    interpreter's site-packages, the system's dist-packages, another virtual environment. A submission takes the
-    worker's import refusal off and imports torch from any of them for unbroadcast and @
-    (torch_from_another_environment): does it find none, under either isolation, and score 0?"""
+    interpreter's site-packages, the system's dist-packages, another virtual environment (the world binds this
+    environment's packages there). A submission takes the worker's import refusal off and imports torch from any
+    site-packages it finds for unbroadcast and @ (torch_from_another_environment): does it find none, under either
+    isolation, and score 0?"""
     if not world.works():
         pytest.skip("building the test's world takes root and mount namespaces")
     if isolation == "bubblewrap" and not sandbox.bubblewrap_works():
         pytest.skip("bubblewrap is missing or cannot make a sandbox here")
+    if os.path.realpath(_second_torches()[place]) == _site_packages():
+        pytest.skip(f"{place} site-packages is this environment's own")
     entry = BY_NAME["torch_from_another_environment"]
     machine = Machine(tmp_path, entry, monkeypatch)
     out = machine.results / "results.json"
@@ -476,12 +480,13 @@ def test_no_torch_anywhere_on_the_machine_reaches_a_numpy_task(isolation, tmp_pa
                               str(out), "--tasks", ",".join(entry.tasks), "--isolation", isolation],
                              cwd=tmp_path, env={**os.environ, "TMPDIR": str(machine.scratch)}, capture_output=True,
                              text=True, timeout=entry.bound + CLI_SLACK,
-                             preexec_fn=world.preexec(world.needed(tmp_path), also=_second_torches()))
+                             preexec_fn=world.preexec(world.needed(tmp_path),
+                                                      also=((_site_packages(), _second_torches()[place]),)))
         assert run.returncode == 0, run.stderr[-3000:]
         result = json.loads(out.read_text())
         forged = {t["number"]: t["score"] for t in result["tests"] if t["score"] > 0}
         if forged:
-            raise AttackSucceeded(f"torch from another site-packages earned {forged}")
+            raise AttackSucceeded(f"torch from {place} site-packages earned {forged}")
         assert any("no torch" in t["output"] for t in result["tests"]), json.dumps(result, indent=1)[:3000]
         machine.assert_clean(results_allowed=("results.json",), private_tmp=True)
     finally:
