@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from graders import messages as msg
-from graders.isolation import listing, sandbox
+from graders.isolation import judge_folders, listing, sandbox
 from graders.judge.grade import grade
 
 REPO = Path(__file__).resolve().parent.parent
@@ -222,30 +222,30 @@ def test_a_judge_folder_is_swept_once_no_process_holds_its_lock(tmp_path):
     """A judge's folder with its lock held (its pool or judge alive) is kept; once every holder is gone, the next
     sweep removes it and its lock; a lock left without its folder goes too; an older version's folder (no lock) is
     kept while a process works in it."""
-    held, fd = sandbox.judge_folder(tmp_path)
+    held, fd = judge_folders.claim(tmp_path)
     (held / "agl-grade" / "pkgs").mkdir(parents=True)
     (held / "agl-grade" / "pkgs" / "tensor.py").write_text("a copy of a submission")
-    gone, gone_fd = sandbox.judge_folder(tmp_path)
+    gone, gone_fd = judge_folders.claim(tmp_path)
     os.close(gone_fd)  # its pool and judge were killed: nobody holds the lock
-    orphan = tmp_path / f"{sandbox.JUDGE_PREFIX}orphan{sandbox.LOCK_SUFFIX}"
+    orphan = tmp_path / f"{judge_folders.JUDGE_PREFIX}orphan{judge_folders.LOCK_SUFFIX}"
     orphan.write_text("")
-    assert sandbox.sweep_judges(tmp_path) == [gone]
-    assert held.is_dir() and not gone.exists() and not Path(f"{gone}{sandbox.LOCK_SUFFIX}").exists()
+    assert judge_folders.sweep(tmp_path) == [gone]
+    assert held.is_dir() and not gone.exists() and not Path(f"{gone}{judge_folders.LOCK_SUFFIX}").exists()
     assert not orphan.exists()
-    with open(f"{held}{sandbox.LOCK_SUFFIX}") as f:  # still locked by fd
+    with open(f"{held}{judge_folders.LOCK_SUFFIX}") as f:  # still locked by fd
         with pytest.raises(BlockingIOError):
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
     os.close(fd)
-    assert sandbox.sweep_judges(tmp_path) == [held] and not held.exists()
-    legacy = tmp_path / f"{sandbox.JUDGE_PREFIX}legacy"
+    assert judge_folders.sweep(tmp_path) == [held] and not held.exists()
+    legacy = tmp_path / f"{judge_folders.JUDGE_PREFIX}legacy"
     legacy.mkdir()
-    old = os.stat(legacy).st_mtime - 2 * sandbox.LEGACY_GRACE
+    old = os.stat(legacy).st_mtime - 2 * judge_folders.LEGACY_GRACE
     os.utime(legacy, (old, old))
     worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], cwd=legacy)
     try:
-        assert sandbox.sweep_judges(tmp_path) == [] and legacy.is_dir()
+        assert judge_folders.sweep(tmp_path) == [] and legacy.is_dir()
     finally:
         worker.kill()
         worker.wait()
     os.utime(legacy, (old, old))
-    assert sandbox.sweep_judges(tmp_path) == [legacy]
+    assert judge_folders.sweep(tmp_path) == [legacy]

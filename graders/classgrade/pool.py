@@ -18,7 +18,7 @@ from pathlib import Path
 from graders import messages as msg
 from graders import paths
 from graders.classgrade.batch_judge import PARENT_ENV
-from graders.isolation import sandbox
+from graders.isolation import judge_folders
 from graders.isolation.processes import THREADS_ENV, descendants, parents
 
 DEFAULT_TIMEOUT = 600.0  # seconds for one submission (grade-all --timeout)
@@ -33,7 +33,7 @@ class Judge:
 
     def __init__(self, number: int, logs: Path | None):
         # Locked while the pool or the judge holds the lock's descriptor: a later run sweeps it once both are gone.
-        self.scratch, self.lock = sandbox.judge_folder()
+        self.scratch, self.lock = judge_folders.claim()
         # Searchable, not listable: the grades it lays out here are reached by workers' uids (limits mode as root).
         self.scratch.chmod(0o711)
         self.log = logs / f"judge-{number}.log" if logs is not None else None
@@ -132,7 +132,7 @@ class Judge:
         self.process.stdout.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(f"{self.scratch}{sandbox.LOCK_SUFFIX}")
+            os.unlink(f"{self.scratch}{judge_folders.LOCK_SUFFIX}")
         os.close(self.lock)
 
 
@@ -140,7 +140,7 @@ def run_pool(jobs: list[dict], size: int, timeout: float, logs: Path,
              finish: Callable[[dict, dict, float], None]) -> None:
     """Grade ``jobs`` with ``size`` judges; ``finish(job, answer, seconds)`` hears each one as it ends."""
     pending, judges, numbers = deque(jobs), [], itertools.count(1)
-    sandbox.sweep_judges()  # what the judges of a run killed mid-grade left, copies of submissions among it
+    judge_folders.sweep()  # what the judges of a run killed mid-grade left, copies of submissions among it
 
     def retire(judge: Judge, answer: dict) -> None:
         job, seconds = judge.job, judge.seconds()

@@ -26,7 +26,6 @@ import importlib.util
 import os
 import re
 import shutil
-import struct
 import sys
 import sysconfig
 from dataclasses import dataclass
@@ -77,35 +76,6 @@ def chain(path: str) -> list[Entry]:
     return [*_links(path), Entry("bind", os.path.realpath(path))]
 
 
-def _elf_interpreter(executable: str) -> str | None:
-    """The dynamic loader an ELF executable names (its PT_INTERP), or None."""
-    try:
-        with open(executable, "rb") as f:
-            head = f.read(64)
-            if head[:4] != b"\x7fELF":
-                return None
-            wide, order = head[4] == 2, "<" if head[5] == 1 else ">"
-            if wide:
-                phoff, phentsize, phnum = struct.unpack_from(order + "Q", head, 32)[0], *struct.unpack_from(
-                    order + "HH", head, 54)
-            else:
-                phoff, phentsize, phnum = struct.unpack_from(order + "I", head, 28)[0], *struct.unpack_from(
-                    order + "HH", head, 42)
-            for index in range(phnum):
-                f.seek(phoff + index * phentsize)
-                header = f.read(phentsize)
-                kind = struct.unpack_from(order + "I", header, 0)[0]
-                if kind == 3:  # PT_INTERP
-                    offset, size = (struct.unpack_from(order + "QQ", header, 8)[0],
-                                    struct.unpack_from(order + "Q", header, 32)[0]) if wide else \
-                        (struct.unpack_from(order + "I", header, 4)[0], struct.unpack_from(order + "I", header, 16)[0])
-                    f.seek(offset)
-                    return f.read(size).rstrip(b"\0").decode()
-    except (OSError, struct.error, UnicodeDecodeError):
-        return None
-    return None
-
-
 def _ld_conf_folders(path: str = "/etc/ld.so.conf", seen: set | None = None) -> list[str]:
     """The folders ``ld.so.conf`` (and the files it includes) names."""
     seen = set() if seen is None else seen
@@ -151,12 +121,9 @@ def _python_inside(folder: str) -> list[str]:
 
 
 def system() -> list[Entry]:
-    """The system's part: the dynamic loader, the library folders (any Python in them covered), the loader's cache,
-    and the placeholder's programs."""
+    """The system's part: the library folders (the dynamic loader among them: /lib64's; any Python in them covered),
+    the loader's cache, and the placeholder's programs."""
     entries = []
-    loader = _elf_interpreter(os.path.realpath(sys.executable))
-    if loader and os.path.exists(loader):
-        entries += chain(loader)
     for folder in library_folders():
         entries += chain(folder)
         entries += [Entry("cover", inner) for inner in _python_inside(os.path.realpath(folder))]

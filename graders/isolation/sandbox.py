@@ -28,16 +28,13 @@ and ``limits`` a dropped uid in a root of its own. Only a student's own
 from __future__ import annotations
 
 import ctypes
-import fcntl
 import functools
 import glob
 import os
-import secrets
 import shutil
 import stat
 import subprocess
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -244,99 +241,6 @@ def scratch_base(under: Path | None = None) -> Path:
         base = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_BASE}-", dir=here))
     base.chmod(0o711)
     return base
-
-
-# grade-all's judges lay their grades out in folders of their own in the scratch base (graders.classgrade.pool), which
-# hold the copies of the submissions being graded. Beside each, its lock (``<folder>.lock``), made and locked first.
-JUDGE_PREFIX, LOCK_SUFFIX = "agl-judge-", ".lock"
-LEGACY_GRACE = 60.0  # seconds an older version's judge folder may be without a process working in it: starting
-
-
-def judge_folder(base: Path | None = None) -> tuple[Path, int]:
-    """A fresh scratch folder for one of grade-all's judges (``agl-judge-*`` in the scratch base), and a descriptor that
-    holds its lock (an flock on the file beside it, taken before the folder exists): every process holding a copy of
-    it (the pool, and the judge started with it) keeps the folder in use; once all are gone, however they ended, the
-    next ``sweep_judges`` removes it."""
-    base = scratch_base() if base is None else base
-    while True:
-        folder = base / f"{JUDGE_PREFIX}{secrets.token_hex(6)}"
-        try:
-            fd = os.open(f"{folder}{LOCK_SUFFIX}", os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC,
-                         0o600)
-        except FileExistsError:
-            continue
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
-            folder.mkdir(mode=0o700)
-        except FileExistsError:
-            os.unlink(f"{folder}{LOCK_SUFFIX}")
-            os.close(fd)
-            continue
-        return folder, fd
-
-
-def sweep_judges(base: Path | None = None) -> list[Path]:
-    """Remove the judges' scratch folders in the scratch base that no judge uses any more (a grade-all killed with
-    SIGKILL, a lost node: no cleanup ran), as budget.sweep_stale removes their cgroups: those whose lock no process
-    holds, and those an older version made without a lock where no process has its working folder (and that are not
-    being made this minute: its judge may be starting). A folder in use is never removed. Returns the folders
-    removed."""
-    base = scratch_base() if base is None else base
-    try:
-        names = {e.name for e in os.scandir(base) if e.name.startswith(JUDGE_PREFIX)}
-    except OSError:
-        return []
-    removed, working = [], None
-    for name in sorted(n for n in names if not n.endswith(LOCK_SUFFIX) or n.removesuffix(LOCK_SUFFIX) not in names):
-        folder = base / name.removesuffix(LOCK_SUFFIX)
-        try:
-            fd = os.open(f"{folder}{LOCK_SUFFIX}", os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
-        except FileNotFoundError:  # an older version's folder: in use while a process works in it, or just made
-            working = _working_folders() if working is None else working
-            if not _in_use(folder, working):
-                shutil.rmtree(folder, ignore_errors=True)
-                removed.append(folder)
-            continue
-        except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            continue
-        try:
-            if folder.is_dir() and not folder.is_symlink():
-                shutil.rmtree(folder, ignore_errors=True)
-                removed.append(folder)
-            os.unlink(f"{folder}{LOCK_SUFFIX}")
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
-    return removed
-
-
-def _in_use(folder: Path, working: list[str]) -> bool:
-    """Whether an older version's judge folder (no lock beside it) may be in use: a process works in it, or it was
-    made this minute; or it is not a folder of its own (a link) or is gone."""
-    try:
-        info = folder.lstat()
-    except OSError:
-        return True
-    return not stat.S_ISDIR(info.st_mode) or time.time() - info.st_mtime < LEGACY_GRACE or any(
-        w == str(folder) or w.startswith(f"{folder}{os.sep}") for w in working)
-
-
-def _working_folders() -> list[str]:
-    """The working folder of every process this judge may look at (/proc/<pid>/cwd)."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                found.append(os.readlink(f"/proc/{pid}/cwd"))
-            except OSError:
-                pass
-    return found
 
 
 @functools.cache
