@@ -437,10 +437,16 @@ def _rewrite_check(report, context) -> None:
 
 
 def _swept_check(report, context) -> None:
-    """Without bubblewrap the attack's files in /tmp were there to sweep: proof that it ran (under bubblewrap
-    its /tmp is its own, and goes with it)."""
+    """Where a worker writes the machine's /tmp (process limits without a root of its own), the attack's files there
+    were swept: proof that it ran. In a root of its own, as under bubblewrap, its /tmp is its own and goes with it:
+    nothing of it reached the machine's to be swept."""
+    from graders.isolation import sandbox
+
     if context["isolation"] == "limits" and os.geteuid() == 0:
-        assert any(path.endswith("results.json") for path in context["swept"]), context["swept"]
+        if sandbox.namespaces_work():
+            assert not any(path.endswith("results.json") for path in context["swept"]), context["swept"]
+        else:
+            assert any(path.endswith("results.json") for path in context["swept"]), context["swept"]
 
 
 def _leak_check(report, context) -> None:
