@@ -99,6 +99,18 @@ def test_every_grade_that_counts_refuses_where_bubblewrap_cannot_start(without_b
     assert refused["score"] == 0 and refused["tests"] == [] and NO_BUBBLEWRAP in refused["output"]
 
 
+def test_a_judge_of_grade_all_or_nbgrader_answers_not_graded_where_the_isolation_cannot_be_had(without_bubblewrap):
+    """A judge process (grade-all's, nbgrader's) asked to grade where bubblewrap cannot start: does it answer that
+    the submission was not graded, with the reason and the fix (nbgrader shows it in every graded cell), never a
+    crash or a grade with less?"""
+    from graders.classgrade import batch_judge
+
+    answer = batch_judge.grade_job({"student": "alice", "path": str(REPO / "solutions"), "tasks": ["1.1"],
+                                    "isolation": "auto", "with_result": True})
+    assert answer["status"] == msg.BATCH_REFUSED.format(reason=answer["reason"]) and "result" not in answer
+    assert NO_BUBBLEWRAP in answer["reason"] and "To fix it" in answer["reason"]
+
+
 def test_a_students_own_grade_falls_back_and_says_so(without_bubblewrap, tmp_path, capsys):
     """Where bubblewrap cannot start, does a student's `autograd-lab grade` still grade (practice), say so on stderr,
     and record the isolation it used in results.json?"""

@@ -131,9 +131,11 @@ class Judge:
             self.process.wait()
         self.process.stdout.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(f"{self.scratch}{judge_folders.LOCK_SUFFIX}")
-        os.close(self.lock)
+        if self.lock is not None:  # once: a descriptor closed twice could be another's by then
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{self.scratch}{judge_folders.LOCK_SUFFIX}")
+            os.close(self.lock)
+            self.lock = None
 
 
 def run_pool(jobs: list[dict], size: int, timeout: float, logs: Path,
