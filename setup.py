@@ -13,8 +13,8 @@ from setuptools.command.build_py import build_py
 
 PTH = "autograd_lab.pth"
 # Silent where the package cannot be imported (nbgrader's kernel jail shows the environment without it).
-LINE = ('import sys; exec("try:\\n from graders.entry import startup\\nexcept ImportError:\\n pass\\nelse:\\n startup()")'
-        ' if "-m" in getattr(sys, "orig_argv", ()) else None\n')
+LINE = ('import sys; exec("try:\\n from graders.entry import startup\\nexcept ImportError:\\n pass\\n'
+        'else:\\n startup()") if "-m" in getattr(sys, "orig_argv", ()) else None\n')
 
 
 class BuildWithStartup(build_py):
