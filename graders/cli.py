@@ -43,6 +43,7 @@ def _build_exercises(args) -> int:
 
 
 def _grade(args) -> int:
+    from graders.isolation import sandbox
     from graders.judge.grade import ERROR
     from graders.results import outputs, pictures
 
@@ -53,13 +54,19 @@ def _grade(args) -> int:
     except course_file.CourseError as error:
         print(msg.CLI_FAILED.format(command="grade", error=error), file=sys.stderr)
         return 2
+    # Without a key, a student's own grade: it may settle below bubblewrap, saying so. With one (--key, or a course's
+    # secret), a grade that counts: the isolation it asks for, or a refusal.
+    practice = how["key"] is None
+    note = sandbox.fallback_note(args.isolation) if practice else None
+    if note is not None:
+        print(note, file=sys.stderr)
     painter = pictures.Painter.start() if args.results or args.markdown else None  # loss.png, beside them
     try:
         try:
             graded = pipeline.grade_submission(args.submission, key=how["key"], tasks=tuple(how["tasks"]),
                                                isolation=args.isolation, deadline=args.deadline,
                                                finished=painter.finished if painter is not None else None,
-                                               points=how["points"], key_shown=how["key_shown"])
+                                               points=how["points"], key_shown=how["key_shown"], practice=practice)
         except (layout.SubmissionError, RuntimeError) as error:
             print(msg.CLI_FAILED.format(command="grade", error=error), file=sys.stderr)
             return 2

@@ -51,12 +51,20 @@ def add_course_option(parser: argparse.ArgumentParser) -> None:
                              "the secret each student's key is derived from, the late policy")
 
 
+def add_isolation_option(parser: argparse.ArgumentParser) -> None:
+    """--isolation, as every command that grades takes it."""
+    parser.add_argument("--isolation", action=Checked, check=isolation, default="auto",
+                        metavar="{" + ",".join(ISOLATIONS) + "}",
+                        help="how to isolate student code: bubblewrap (auto; only a student's own `grade` falls "
+                             "back, saying so, where bubblewrap cannot start), or process limits alone (limits: a "
+                             "judge run as root, each worker an unprivileged uid in a root of its own); a grade "
+                             "that counts refuses where it cannot have what it asks for")
+
+
 def add_grading_options(parser: argparse.ArgumentParser) -> None:
     """--course, --key, --tasks and --isolation, as grade and grade-all take them."""
     add_course_option(parser)
     parser.add_argument("--key", type=int, help="seed Hypothesis with this key instead of derandomizing")
     parser.add_argument("--tasks", action=Checked, check=task_ids,
                         help="grade only these task ids, comma-separated (e.g. 1.1,1.4)")
-    parser.add_argument("--isolation", action=Checked, check=isolation, default="auto",
-                        metavar="{" + ",".join(ISOLATIONS) + "}",
-                        help="how to isolate student code: bubblewrap where it works (auto), or process limits alone")
+    add_isolation_option(parser)

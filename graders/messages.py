@@ -690,8 +690,35 @@ HINT_TORCH_ZERO_GRAD = ("the run matches one that never clears gradients: call o
                         "backward")
 
 # ----- autograd-lab doctor (graders/judge/doctor.py) and the scorecard's isolation line -----
-ISOLATION_NO_BUBBLEWRAP = ("bubblewrap was asked for, but `bwrap` is missing or cannot make a sandbox here "
-                           "(Debian/Ubuntu: apt-get install bubblewrap)")
+# Why bubblewrap cannot be had (graders.isolation.sandbox.bubblewrap_problem), and the fix (bubblewrap_fix).
+ISOLATION_BWRAP_MISSING = "bubblewrap is not installed"
+ISOLATION_BWRAP_FAILED = "bubblewrap cannot make a sandbox here ({error})"
+ISOLATION_FIX_INSTALL = "install it (Debian and Ubuntu: apt-get install bubblewrap)"
+ISOLATION_FIX_APPARMOR = ("this machine's AppArmor lets no unprivileged user make the user namespace bubblewrap needs "
+                          "(Ubuntu 24.04: {setting} is 1): once per machine, as root, run `sysctl -w "
+                          "kernel.apparmor_restrict_unprivileged_userns=0`, or run the judge as root")
+ISOLATION_FIX_CONTAINER = ("the judge runs as root without CAP_SYS_ADMIN (a container): run the container privileged "
+                           "(Kubernetes: securityContext privileged: true; docker run --privileged), which lets "
+                           "bubblewrap make its namespaces and mount its /proc")
+ISOLATION_FIX_OTHER = ("`autograd-lab doctor` says what this machine gives, and docs/security.md (setting up the "
+                       "sandbox) the one-time set-up")
+# A grade that counts refuses (graders.isolation.sandbox.choose): what is missing, and the fix.
+ISOLATION_NO_BUBBLEWRAP = "refusing to grade: --isolation bubblewrap was asked for, but {why}. To fix it: {fix}"
+ISOLATION_AUTO_REFUSED = ("refusing to grade: a grade that counts runs in bubblewrap, and {why}. To fix it: "
+                          "{fix}{limits}")
+ISOLATION_OR_LIMITS = (". Or, to grade with process limits alone (each worker an unprivileged uid in a root of its "
+                       "own), pass --isolation limits")
+ISOLATION_NO_LIMITS = "refusing to grade with --isolation limits: {why}"
+ISOLATION_LIMITS_NOT_ROOT = ("the judge is not root, so every worker would run as the judge's own uid and could read "
+                             "and write whatever the judge can (other students' files, the results). Run the judge as "
+                             "root, or grade with bubblewrap")
+ISOLATION_LIMITS_NO_NAMESPACE = ("the judge may make no mount namespace here (root without CAP_SYS_ADMIN: a "
+                                 "container?), so a worker would see every file any user can read. Give the judge "
+                                 "CAP_SYS_ADMIN, or grade with bubblewrap")
+# A student's own `autograd-lab grade` where bubblewrap cannot be had (graders.isolation.sandbox.fallback_note).
+ISOLATION_PRACTICE_FALLBACK = ("autograd-lab: {why}, so this grade runs with {isolation}: fine for practice, never "
+                               "for a grade that counts (grade-all, Gradescope, nbgrader and the workflows refuse "
+                               "here). To fix it: {fix}")
 ISOLATION_NO_SCRATCH = ("no folder to grade in that a worker's uid can reach: {folder} lies under a private folder, "
                         "and /tmp, /var/tmp and /dev/shm are not usable")
 DOCTOR_INTERPRETER = "interpreter:  {path}"
@@ -703,6 +730,13 @@ DOCTOR_BUBBLEWRAP_MISSING = "not installed"
 DOCTOR_BUBBLEWRAP_BROKEN = " (installed, but cannot make a sandbox here)"
 DOCTOR_ISOLATION = "isolation:    {isolation}"
 DOCTOR_WORKERS = "workers:      {workers}"
+# What a grade that counts does here (graders.judge.doctor): grade-all, Gradescope, nbgrader and the workflows.
+DOCTOR_COUNTED = "counted:      {text}"
+DOCTOR_COUNTED_BUBBLEWRAP = ("grade-all, merge, Gradescope, nbgrader, the pytest plugin and the workflows grade in "
+                             "bubblewrap")
+DOCTOR_COUNTED_REFUSED = ("grade-all, Gradescope, nbgrader, the pytest plugin and the workflows refuse here: {why}. "
+                          "To fix it: {fix}. With --isolation limits: {limits}")
+DOCTOR_COUNTED_LIMITS_OK = "they grade with process limits, each worker an unprivileged uid in a root of its own"
 DOCTOR_BUDGETS = "budgets:      {budgets}"
 DOCTOR_KERNEL = "nbgrader:     the notebook's kernel runs {kernel}"
 DOCTOR_CUDA = "CUDA:         {device}"
@@ -714,17 +748,19 @@ DOCTOR_HINT_BUBBLEWRAP = ("hint: install bubblewrap (apt-get install bubblewrap)
                           "namespace and a filesystem that shows the worker only the submission and the interpreter")
 # What student code can and cannot do on this machine (doctor's "the worker:" line), by the isolation it gets.
 DOCTOR_WORKER_CAN = {
-    "bubblewrap": ("sees only the interpreter (read-only, without torch outside task 6) and the package it is "
-                   "graded on; no network; cannot see or signal the judge; its /tmp and working folder are "
-                   "private and size-capped"),
+    "bubblewrap": ("sees only the system's libraries, the standard library and numpy (torch only where the loop's "
+                   "stand-ins or task 6 compute with it), read-only, and the package it is graded on: no other "
+                   "installed package, virtual environment or checkout; no network; cannot see or signal the judge; "
+                   "its /tmp and working folder are private and size-capped"),
     "reads_all": ("can READ every file on this machine, other students' submissions and any checkout's solutions/ "
                   "included (the uid keeps CAP_DAC_READ_SEARCH: {interpreter} is not reachable by other uids, "
                   "and this machine allows no mount namespace to hide anything), but write only its working folder "
                   "and /tmp (swept after it); cannot signal the judge or read its memory"),
-    "namespace": ("reads what any user can read, less what a mount namespace of its own hides: other grades, the "
-                  "folder of the submissions, the checkout's solutions/, the graders and (outside task 6) torch; no "
-                  "network; writes only its working folder and /tmp (swept after it); cannot signal the judge; its "
-                  "command line names no folder"),
+    "namespace": ("sees, in a root of its own (a mount namespace), only the system's libraries, the standard "
+                  "library and numpy (torch only where the loop's stand-ins or task 6 compute with it), read-only, "
+                  "and the package it is graded on: no other installed package, grade, submission or checkout; no "
+                  "network; writes only its working folder and a private /tmp; cannot signal the judge; its command "
+                  "line names no folder"),
     "uid": ("can read what any user can read (other students' submissions too, where their folders let "
             "anyone read, and torch, kept from the numpy tasks by an import refusal alone: this machine allows "
             "no mount namespace), write only its working folder and /tmp (swept after it); cannot signal the "
@@ -738,8 +774,7 @@ ISOLATION_PARTS = {
     "limits": "process limits",
     "bubblewrap": "bubblewrap (no network, private pid namespace, read-only interpreter)",
     "reads_all": "an unprivileged uid that can read every file (no bubblewrap, no mount namespace: nothing is hidden)",
-    "namespace": "an unprivileged uid, a mount namespace that hides other grades, the submissions' folder, the graders "
-                 "and torch",
+    "namespace": "an unprivileged uid in a root of its own that holds only the interpreter, numpy and its package",
     "uid": "an unprivileged uid",
     "root": "running as root (the process-count limit does not bind)",
     "judge_uid": "the judge's own uid (no bubblewrap: it can read and write what the judge can, other students' files "
@@ -849,6 +884,7 @@ BATCH_GRADED_IDLE = "graded (timed out without computing on task {tasks}: see re
 BATCH_LOADED = ("grade-all: the machine's load averaged {load:.1f} on {cores} core(s) during the run: the grades "
                 "count CPU time, so they are what a quiet machine gives, but the run took longer")
 BATCH_CRASHED = "crashed: {reason}"
+BATCH_REFUSED = "not graded: {reason}"
 BATCH_GRADER_ERROR = "graded (the grader failed on task {tasks}: see results.json)"
 BATCH_JUDGE_EXITED = "the judge process exited ({how}) while grading it{words}"
 BATCH_JUDGE_WORDS = "; its last line: {line}"
@@ -895,6 +931,9 @@ MERGE_COLUMNS = ("{path}: its columns ({got}) differ from those of {first} ({exp
                  "were the shards graded with the same --tasks?")
 MERGE_DUPLICATE = ("{student} is in both {first} and {second}: were the shards given different slices "
                    "(--shard 1/N ... N/N) of the same N?")
+MERGE_ISOLATION = ("{path}: {student} was graded under the isolation {got}, expected {expected}: a grade that counts "
+                   "runs in bubblewrap, or with --isolation limits as root; grade that shard again where "
+                   "`autograd-lab doctor` says grades that count can run")
 MERGE_OUT_IS_INPUT = "{out} is one of the folders to merge; write the merged gradebook elsewhere"
 # A shard's file that is not what grade-all writes: merge refuses it, naming the file (and the row), before writing.
 MERGE_BAD_HEADER = "{path}: not a grades.csv that grade-all wrote: its header must be {expected}"
@@ -1050,6 +1089,8 @@ GRADESCOPE_BUILD_FAILED = "building the wheel failed (pip wheel, exit status {co
 GRADESCOPE_NOT_GRADED = ("The autograder could not grade this submission: {why}\n"
                          "Upload the .py files of exercises/ (tensor.py, optim.py, data.py, train.py, torch_loop.py), "
                          "or a .zip of the folder that holds them.")
+GRADESCOPE_REFUSED = ("The autograder did not grade this submission: it grades only inside its sandbox, which "
+                      "cannot start here. This is not your mistake: please tell your instructor. ({why})")
 GRADESCOPE_CRASHED = ("The autograder itself failed ({error}). This is not your mistake: please tell your "
                       "instructor.")
 

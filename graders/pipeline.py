@@ -31,10 +31,12 @@ def grade_submission(path: Path, *, name: str | None = None, key: int | None = N
                      tasks: tuple[str, ...] | None = None, isolation: str = "auto",
                      deadline: float | None = GRADE_DEADLINE, laid_out: Callable[[], None] | None = None,
                      finished: Callable | None = None, points: Mapping[str, float] | None = None,
-                     key_shown: str | None = None) -> Graded:
+                     key_shown: str | None = None, practice: bool = False) -> Graded:
     """Unpack and locate the submission at ``path`` (``name``: the student's, for messages), grade it, and give
     its report and result. Raises graders.submission.layout.SubmissionError where there is nothing to grade and
-    RuntimeError where the isolation asked for is not to be had: the caller says so in its own format.
+    graders.isolation.sandbox.Unavailable (a RuntimeError) where the isolation asked for is not to be had: the caller
+    says so in its own format. ``practice``: a student's own grade, which may settle below bubblewrap
+    (graders.isolation.sandbox.choose).
     ``laid_out``: called once the files graded are copied; ``finished``: with each task's result as it is made;
     ``points``: each task's points in the course graded; ``key_shown``: what the scorecard says of the key
     (graders.judge.grade.grade). A course file gives ``tasks``, ``points``, ``key`` and ``key_shown`` together
@@ -52,7 +54,8 @@ def grade_submission(path: Path, *, name: str | None = None, key: int | None = N
         try:
             folder = intake.unpack(submission, Path(scratch))
             report = grade(folder, key=key, task_ids=tasks, isolation=isolation, deadline=deadline,
-                           laid_out=laid_out, finished=finished, points=points, key_shown=key_shown)
+                           laid_out=laid_out, finished=finished, points=points, key_shown=key_shown,
+                           practice=practice)
         except SubmissionError as error:  # named by the path given, not by the scratch folder it was unpacked in
             if folder != path and str(error).startswith(f"{folder}: "):
                 raise SubmissionError(f"{path}: {str(error).removeprefix(f'{folder}: ')}") from None

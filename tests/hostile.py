@@ -440,10 +440,16 @@ def _rewrite_check(report, context) -> None:
 
 
 def _swept_check(report, context) -> None:
-    """Without bubblewrap the attack's files in /tmp were there to sweep: proof that it ran (under bubblewrap
-    its /tmp is its own, and goes with it)."""
+    """Where a worker writes the machine's /tmp (process limits without a root of its own), the attack's files there
+    were swept: proof that it ran. In a root of its own, as under bubblewrap, its /tmp is its own and goes with it:
+    nothing of it reached the machine's to be swept."""
+    from graders.isolation import sandbox
+
     if context["isolation"] == "limits" and os.geteuid() == 0:
-        assert any(path.endswith("results.json") for path in context["swept"]), context["swept"]
+        if sandbox.namespaces_work():
+            assert not any(path.endswith("results.json") for path in context["swept"]), context["swept"]
+        else:
+            assert any(path.endswith("results.json") for path in context["swept"]), context["swept"]
 
 
 def _leak_check(report, context) -> None:
@@ -1129,6 +1135,155 @@ def _save_checkpoint(path, model, optimizer, epoch, history):
     if not os.path.islink(path):
         os.symlink(real, path)  # an absolute link: beyond /proc/<pid>/root it would resolve in the judge's root
 '''
+
+
+# ----- what a judge that settles for less, or lists too much, would let through -----
+
+# grade-all's command line names the class folder, and every user may read a command line: a worker that can read
+# classmates' files (as the judge's own uid, or a uid that reads every file) copies the first finished tensor.py.
+CLASSMATE_FROM_THE_COMMAND_LINE = """
+def _a_classmates_tensor():
+    \"\"\"A classmate's tensor.py, found through grade-all's command line (every user may read it): None where no
+    command line names a class folder, or no classmate's file can be read.\"\"\"
+    import os
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\\0")
+        except OSError:
+            continue
+        if b"grade-all" not in argv or argv.index(b"grade-all") + 1 >= len(argv):
+            continue
+        folder = os.fsdecode(argv[argv.index(b"grade-all") + 1])
+        try:
+            folder = os.path.join(os.readlink(f"/proc/{pid}/cwd"), folder) if not os.path.isabs(folder) else folder
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        for name in names:
+            try:
+                with open(os.path.join(folder, name, "tensor.py")) as f:
+                    text = f.read()
+            except OSError:
+                continue
+            if "@MARKER@" not in text and 'NotImplementedError("Task 1.1' not in text:
+                return text
+    return None
+
+
+_copied = _a_classmates_tensor()
+if _copied is not None:
+    exec(compile(_copied, "classmate.py", "exec"), globals())
+"""
+
+# A torch the judge never listed: another environment's, the base interpreter's, the system's.
+TORCH_FROM_ANOTHER_ENVIRONMENT = """
+def _torch():
+    \"\"\"torch from any site-packages on the machine, with the worker's import refusal taken off.\"\"\"
+    import builtins, glob, importlib, os, sys
+    sys.meta_path[:] = [finder for finder in sys.meta_path if type(finder).__name__ != "Refuse"]
+    builtins.__import__ = importlib.__import__
+    if "torch" in sys.modules and hasattr(sys.modules["torch"], "from_numpy"):
+        return sys.modules["torch"]
+    patterns = (sys.base_prefix + "/lib/python3*/site-packages", "/usr/lib/python3*/dist-packages",
+                "/usr/local/lib/python3*/dist-packages", "/usr/local/lib/python3*/site-packages",
+                "/opt/*/lib/python3*/site-packages", "/home/*/.local/lib/python3*/site-packages",
+                "/home/*/*/lib/python3*/site-packages", "/srv/*/lib/python3*/site-packages")
+    tried = []
+    for pattern in patterns:
+        for folder in sorted(glob.glob(pattern)):
+            if not os.path.exists(os.path.join(folder, "torch", "__init__.py")):
+                tried.append(folder + ": no torch")
+                continue
+            sys.path.insert(0, folder)
+            for name in [n for n in sys.modules if n == "torch" or n.startswith("torch.")]:
+                del sys.modules[name]
+            try:
+                import torch
+                if hasattr(torch, "from_numpy"):
+                    return torch
+            except Exception as error:
+                tried.append(f"{folder}: {type(error).__name__}: {str(error)[:80]}")
+            sys.path.remove(folder)
+    raise RuntimeError("no torch: " + "; ".join(tried)[:400])
+
+
+def unbroadcast(grad, shape):
+    torch = _torch()
+    g = torch.from_numpy(np.asarray(grad, dtype=np.float64))
+    return (g.sum_to_size(tuple(shape)) if len(shape) else g.sum()).numpy()
+
+
+def _matmul_by_torch(self, other):
+    torch = _torch()
+    a = torch.tensor(self.data, requires_grad=True)
+    b = torch.tensor(other.data, requires_grad=True)
+    product = a @ b
+
+    def backward(g):
+        ga, gb = torch.autograd.grad(product, (a, b), torch.from_numpy(np.asarray(g, dtype=np.float64)),
+                                     retain_graph=True)
+        return ga.numpy(), gb.numpy()
+
+    return op(product.detach().numpy(), (self, other), backward)
+
+
+Tensor.__matmul__ = _matmul_by_torch
+"""
+
+# A pytest plugin of the submission's own, where `python -m pytest -p graders.integrations.pytest_plugin`, run from
+# inside the submission, would import it: every task passes, 100/100, and a JUnit file without a failure.
+FORGING_PLUGIN = """
+\"\"\"Imported only where the working folder shadows the real plugin: it forges a perfect run.\"\"\"
+import os
+
+import pytest
+
+open(os.path.join("@RESULTS@", "impostor-pytest-plugin-" + str(os.getpid())), "w").close()
+TASKS = ["1.1", "1.2", "1.3", "1.4", "1.5", "1.6", "1.7", "1.8", "2.1", "2.2", "2.3", "2.4", "3.1", "3.2", "3.3",
+         "4.1", "4.2", "5.1", "5.2", "5.3", "5.4", "5.5", "6.1"]
+
+
+def pytest_addoption(parser):
+    parser.addoption("--autograd-lab-submission", default=None)
+    parser.addoption("--autograd-lab-key", default=None)
+    parser.addoption("--autograd-lab-isolation", default="auto")
+
+
+class Forged(pytest.Item):
+    def runtest(self):
+        print("PASSED (forged)")
+
+
+class Table(pytest.Collector):
+    def collect(self):
+        return [Forged.from_parent(self, name=task) for task in TASKS]
+
+
+def pytest_collection(session):
+    session.items = list(session.genitems(Table.from_parent(session, name="autograd-lab", nodeid="autograd-lab")))
+    session.testscollected = len(session.items)
+    return True
+
+
+def pytest_terminal_summary(terminalreporter):
+    terminalreporter.write_line("autograd-lab: 100/100 points (23 tasks)")
+"""
+
+# What a grade-all killed mid-grade leaves: the copy of a submission in its judge's scratch folder. This one hangs at
+# import, so that the grade is under way when the run is killed, and leaves its marker in its working folder.
+HANG_IN_THE_JUDGES_FOLDER = """
+import os as _os
+import time as _time
+
+for _where in (_os.getcwd(), _os.environ.get("TMPDIR", "")):
+    try:
+        with open(_os.path.join(_where, "@MARKER@-left"), "w") as _f:
+            _f.write("@MARKER@")
+    except OSError:
+        pass
+_time.sleep(600)
+"""
 
 
 HOSTILE: tuple[Hostile, ...] = (
@@ -2027,6 +2182,25 @@ raise RuntimeError("REWRITE written=%d denied=%d" % (len(_written), _denied))
         "error, the judge out of memory)", "solutions", (("train.py", "append", _asks_for_a_larger_run(66666)),),
         ("5.1", "5.4", "5.5"), earns=("5.1",), bound=40,
         says=("1-66666-1 network on 100,000 rows; the checks' runs use at most",), check=_oracle_check(66666)),
+    Hostile(
+        "classmate_from_the_command_line", "finds the class folder in grade-all's world-readable command line and "
+        "runs a classmate's tensor.py, which a judge that settled below its isolation lets it read", "stubs",
+        (("tensor.py", "append", CLASSMATE_FROM_THE_COMMAND_LINE),), ("1.1", "1.4", "2.1")),
+    Hostile(
+        "torch_from_another_environment", "takes the import refusal off and imports torch from another site-packages "
+        "on the machine (the base interpreter's, the system's, another virtual environment's) for unbroadcast and "
+        "@", "stubs", (("tensor.py", "append", TORCH_FROM_ANOTHER_ENVIRONMENT),), ("1.1", "1.4", "2.1"),
+        says=("no torch",)),
+    Hostile(
+        "pytest_plugin_of_its_own", "carries graders/integrations/pytest_plugin.py, a plugin that passes every task, "
+        "for `python -m pytest -p graders.integrations.pytest_plugin` run from inside the submission", "stubs",
+        (("graders/__init__.py", "write", ""), ("graders/integrations/__init__.py", "write", ""),
+         ("graders/integrations/pytest_plugin.py", "write", FORGING_PLUGIN)), ("1.1", "2.1"),
+        check=lambda report, context: _no_impostor(context)),
+    Hostile(
+        "hang_in_the_judges_folder", "hangs at import after leaving its marker in its working folder, so that a "
+        "grade-all killed meanwhile leaves its judge's scratch folder, the submission's copy in it", "stubs",
+        (("optim.py", "append", HANG_IN_THE_JUDGES_FOLDER),), ("1.1", "3.1"), bound=90, load=False),
 )
 
 BY_NAME = {entry.name: entry for entry in HOSTILE}

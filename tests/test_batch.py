@@ -108,12 +108,12 @@ def test_every_student_gets_the_same_results_json_as_grade_alone(graded_class, t
 @pytest.mark.slow
 def test_grades_csv_has_one_row_per_student_with_points_status_and_reason(graded_class):
     """Does grades.csv hold one row per student, a column per task, the total, a status (with the malformed
-    folder's reason) and the seconds?"""
+    folder's reason), the seconds and the isolation each was graded under?"""
     _, out, summary, _ = graded_class
     rows = {row["student"]: row for row in csv_rows(out / "grades.csv", seconds=True)}
     assert list(rows) == ["alice", "bob", "carol", "dave", "erin", "frank"]
     with open(out / "grades.csv", newline="") as f:
-        assert next(csv.reader(f)) == ["student", "1.1", "5.4", "total", "status", "seconds"]
+        assert next(csv.reader(f)) == ["student", "1.1", "5.4", "total", "status", "seconds", "isolation"]
     assert (rows["alice"]["1.1"], rows["alice"]["5.4"], rows["alice"]["total"]) == ("4", "5", "9")
     assert rows["dave"]["total"] == "9"
     assert rows["bob"]["1.1"] == "0"
@@ -121,6 +121,8 @@ def test_grades_csv_has_one_row_per_student_with_points_status_and_reason(graded
     assert rows["carol"]["status"].startswith("malformed: holds none of tensor.py")
     assert (rows["carol"]["1.1"], rows["carol"]["total"]) == ("", "0")
     assert all(rows[s]["status"] == "graded" for s in ("alice", "bob", "dave", "erin", "frank"))
+    assert all(rows[s]["isolation"] == "bubblewrap" for s in ("alice", "bob", "dave", "erin", "frank"))  # auto
+    assert rows["carol"]["isolation"] == ""  # never graded
     assert all(float(row["seconds"]) >= 0 for row in rows.values())
     assert not (out / "students" / "carol" / "results.json").exists()
     assert (summary.graded, summary.failed, summary.skipped) == (5, 1, 0)
@@ -439,22 +441,41 @@ def test_shards_are_disjoint_deterministic_slices_that_cover_the_class():
 
 def test_merge_refuses_a_student_in_two_shards_and_shards_with_other_columns(tmp_path):
     """Does merge stop, saying why, on a student graded in two shards, or on shards graded on other tasks?"""
-    record = Record("alice", "graded", 4.0, {"1.1": 4.0}, 1.0)
+    record = Record("alice", "graded", 4.0, {"1.1": 4.0}, 1.0, isolation="bubblewrap")
     for name in ("a", "b"):
         gradebook.write_csv(tmp_path / name / "grades.csv", [record], ("1.1",))
     with pytest.raises(ValueError, match="alice is in both"):
         gradebook.merge([tmp_path / "a", tmp_path / "b"], tmp_path / "m")
-    gradebook.write_csv(tmp_path / "c" / "grades.csv", [Record("bob", "graded", 0.0, {"1.2": 0.0})], ("1.2",))
+    gradebook.write_csv(tmp_path / "c" / "grades.csv", [Record("bob", "graded", 0.0, {"1.2": 0.0}, isolation="limits")],
+                        ("1.2",))
     with pytest.raises(ValueError, match="were the shards graded with the same --tasks"):
         gradebook.merge([tmp_path / "a", tmp_path / "c"], tmp_path / "m")
     with pytest.raises(ValueError, match="no grades.csv"):
         gradebook.merge([tmp_path / "a", tmp_path / "nothing"], tmp_path / "m")
 
 
+@pytest.mark.parametrize("isolation", ["judge-uid", "limits-no-namespace", ""])
+def test_merge_refuses_a_shard_graded_under_an_isolation_that_does_not_count(tmp_path, isolation):
+    """A shard whose student was graded below what a grade that counts runs under (a practice fallback, or an older
+    version that recorded none): does merge stop, naming the file and the student, before writing anything? A row
+    never graded (malformed) and the counted isolations pass."""
+    counted = [Record("alice", "graded", 4.0, {"1.1": 4.0}, 1.0, isolation="bubblewrap"),
+               Record("bob", "graded", 4.0, {"1.1": 4.0}, 1.0, isolation="limits"),
+               Record("carol", "malformed: holds none of tensor.py")]
+    gradebook.write_csv(tmp_path / "a" / "grades.csv", counted, ("1.1",))
+    gradebook.write_csv(tmp_path / "b" / "grades.csv",
+                        [Record("mallory", "graded", 4.0, {"1.1": 4.0}, 1.0, isolation=isolation)], ("1.1",))
+    with pytest.raises(ValueError, match=f"mallory was graded under the isolation {isolation or 'none recorded'}"):
+        gradebook.merge([tmp_path / "a", tmp_path / "b"], tmp_path / "m")
+    assert not (tmp_path / "m").exists()
+    _, merged = gradebook.merge([tmp_path / "a"], tmp_path / "m")
+    assert [r.isolation for r in merged] == ["bubblewrap", "limits", ""]
+
+
 def test_a_gradebook_read_back_renders_the_same_csv(tmp_path):
     """Does reading grades.csv and writing it again give the same bytes (what merge relies on)?"""
     records = [Record("b, with a comma", "malformed: holds none of \"tensor.py\"", 0.0, {}, 0.2),
-               Record("a", "graded", 8.5, {"1.1": 4.0, "5.4": 4.5}, 12.25)]
+               Record("a", "graded", 8.5, {"1.1": 4.0, "5.4": 4.5}, 12.25, isolation="bubblewrap")]
     path = tmp_path / "grades.csv"
     gradebook.write_csv(path, records, TASKS)
     task_ids, read = gradebook.read_csv(path)

@@ -237,4 +237,5 @@ def test_the_student_workflow_installs_the_graders_from_where_the_instructor_put
     assert "vars.AUTOGRAD_LAB_WHEEL || '@WHEEL@'" in text and "secrets.AUTOGRAD_LAB_WHEEL_TOKEN" in text
     assert 'gh release download "${AUTOGRAD_LAB_WHEEL#*@}" --repo "${AUTOGRAD_LAB_WHEEL%%@*}"' in text
     assert "::error::No graders to install" in text
+    assert "sudo apt-get install -y -q bubblewrap" in text
     assert "--index-url https://download.pytorch.org/whl/cpu" in text and '"torch==@TORCH_VERSION@"' in text

@@ -577,18 +577,19 @@ def class_sample() -> tuple[list[str], list[list[str]]]:
 
 
 def without_seconds(rows: list[list[str]]) -> list[list[str]]:
-    return [row[:-1] for row in rows]
+    return [row[:-2] + row[-1:] for row in rows]  # seconds is the one before the last column, the isolation
 
 
 def test_the_class_run_the_docs_show_adds_up():
     """Does docs/class.md's grades.csv have a column per task of graded/tasks.py, each graded row's points within
-    its task's and summing to its total, and do the run's progress lines and summary give every student the status
-    and total of their row?"""
+    its task's and summing to its total, and the isolation of a grade that counts, and do the run's progress lines
+    and summary give every student the status and total of their row?"""
     run, rows = class_sample()
-    assert rows[0] == ["student", *(task.id for task in TASKS), "total", "status", "seconds"]
+    assert rows[0] == ["student", *(task.id for task in TASKS), "total", "status", "seconds", "isolation"]
     by_student = {row[0]: row for row in rows[1:]}
     for row in by_student.values():
-        points, total, status = row[1:-3], row[-3], row[-2]
+        points, total, status, isolation = row[1:-4], row[-4], row[-3], row[-1]
+        assert isolation == ("bubblewrap" if status == "graded" else ""), row
         if status == "graded":
             assert all(0 <= int(p) <= task.points for p, task in zip(points, TASKS)), row
             assert sum(map(int, points)) == int(total), row
@@ -597,10 +598,10 @@ def test_the_class_run_the_docs_show_adds_up():
     progress = [match.groups() for line in run if (match := PROGRESS.match(line))]
     assert [int(done) for done, *_ in progress] == list(range(1, len(by_student) + 1))
     finished = {student: status for *_, student, status in progress}
-    assert finished == {student: f"graded {row[-3]}" if row[-2] == "graded" else row[-2].split(":")[0]
+    assert finished == {student: f"graded {row[-4]}" if row[-3] == "graded" else row[-3].split(":")[0]
                         for student, row in by_student.items()}
     (summary,) = [match.groups() for line in run if (match := CLASS_SUMMARY.match(line))]
-    graded = sum(row[-2] == "graded" for row in by_student.values())
+    graded = sum(row[-3] == "graded" for row in by_student.values())
     assert summary == (str(graded), "0", str(len(by_student) - graded))
 
 

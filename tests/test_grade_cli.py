@@ -139,11 +139,17 @@ def test_the_table_shows_each_task_and_the_total():
     assert lines[5] == "total 0/8 (0 Hypothesis examples)"
 
 
-def test_a_private_scratch_folder_is_not_blamed_on_the_student(tmp_path):
-    """In limits mode as root, a worker's uid must search every folder above its code: is a grade asked to lay out
-    under a private folder (pytest's tmp_path, a TMPDIR of mode 0700) moved to a shared temp folder it can reach,
-    while one that is reachable, or any grade under bubblewrap or run as the judge's own uid, stays where asked?"""
+def test_a_private_scratch_folder_is_not_blamed_on_the_student(tmp_path, monkeypatch):
+    """In limits mode as root without a root of its own (no mount namespace), a worker's uid must search every folder
+    above its code: is a grade asked to lay out under a private folder (pytest's tmp_path, a TMPDIR of mode 0700)
+    moved to a shared temp folder it can reach, while one that is reachable, or any grade under bubblewrap, in a root
+    of its own or run as the judge's own uid, stays where asked?"""
     from graders.isolation import sandbox
+
+    if sandbox.namespaces_work():
+        dropped = sandbox.Isolation(bubblewrap=False, drop=True, reads_all=False)
+        assert sandbox.scratch_parent(dropped, tmp_path) == tmp_path  # bound into its root by root
+    monkeypatch.setattr(sandbox, "namespaces_work", lambda: False)
 
     private = tmp_path / "private"
     private.mkdir(mode=0o700)

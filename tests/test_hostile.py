@@ -22,13 +22,16 @@ import json
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
 import world
-from hostile import HOSTILE, AttackSucceeded, Hostile, Machine, assert_earns, graded
+from hostile import BY_NAME, HOSTILE, AttackSucceeded, Hostile, Machine, _no_impostor, assert_earns, graded
 
 from graders.isolation import sandbox
 from graders.judge.grade import grade
@@ -386,3 +389,220 @@ def test_grade_all_reads_only_regular_files_and_keeps_any_name(tmp_path, monkeyp
     assert b"mall\xf6ry," in (out / "grades.csv").read_bytes()
     results = json.loads((out / "students" / odd / "results.json").read_text(errors="surrogateescape"))
     assert any("is a FIFO" in t["output"] for t in results["tests"]), results
+
+
+# ----- the isolation a grade was set up for, or none; a worker's filesystem a list; nothing left by a killed run -----
+
+FAKE_BWRAP = "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"  # Ubuntu 24.04's AppArmor
+NOBODY = 65534
+
+
+def _downgraded(judge: str, command: list[str], tmp_path: Path) -> dict:
+    """subprocess.run's arguments that run ``command`` as a judge that cannot have bubblewrap: root without
+    CAP_SYS_ADMIN (a container's), or a user that is not root where bubblewrap cannot start (an Actions runner on
+    Ubuntu 24.04: a bwrap that fails as AppArmor makes it fail), in a world of the test's own (tests/world.py)."""
+    if judge == "root without CAP_SYS_ADMIN":
+        if os.geteuid() != 0 or shutil.which("capsh") is None:
+            pytest.skip("dropping CAP_SYS_ADMIN takes root and capsh")
+        return {"args": ["capsh", "--drop=cap_sys_admin", "--", "-c", 'exec "$0" "$@"', *command],
+                "env": {**os.environ, "TMPDIR": str(tmp_path / "scratch")}}
+    if not world.works() or shutil.which("setpriv") is None:
+        pytest.skip("running a judge as nobody in the test's world takes root, mount namespaces and setpriv")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "bwrap").write_text(FAKE_BWRAP)
+    for path in (tmp_path, fake, fake / "bwrap"):
+        path.chmod(0o755)
+    for folder in ("scratch", "home", "out"):
+        (tmp_path / folder).mkdir(exist_ok=True)
+        (tmp_path / folder).chmod(0o777)
+    env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "HOME": str(tmp_path / "home"),
+           "TMPDIR": str(tmp_path / "scratch"), "AUTOGRAD_LAB_CACHE": "off"}
+    return {"args": ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--", *command],
+            "env": env, "preexec_fn": world.preexec(world.needed(tmp_path))}
+
+
+@pytest.mark.parametrize("isolation", ("auto", "limits"))
+@pytest.mark.parametrize("judge", ("root without CAP_SYS_ADMIN", "not root, bubblewrap unusable"))
+def test_a_judge_that_cannot_have_its_isolation_grades_no_one(judge, isolation, tmp_path, monkeypatch):
+    """A class of two: alice (the reference) and mallory, who finds the class folder in grade-all's command line and
+    runs alice's tensor.py (classmate_from_the_command_line). grade-all is run by a judge that cannot have the
+    isolation a grade that counts needs: does it refuse before grading anyone, naming what is missing, rather than
+    settle for less (where mallory's worker could read alice's files)?"""
+    from corpus import make_submission
+
+    entry = BY_NAME["classmate_from_the_command_line"]
+    machine = Machine(tmp_path / "machine", entry, monkeypatch)
+    classroom = tmp_path / "class"
+    make_submission(classroom, "alice", [])
+    shutil.copytree(machine.folder, classroom / "mallory")
+    for path in [classroom, *classroom.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    (tmp_path / "scratch").mkdir(exist_ok=True)
+    out = tmp_path / "out" / "grades"
+    command = [AUTOGRAD_LAB, "grade-all", str(classroom), "--out", str(out), "--jobs", "1",
+               "--tasks", ",".join(entry.tasks), "--isolation", isolation]
+    try:
+        run = subprocess.run(**_downgraded(judge, command, tmp_path), capture_output=True, text=True, timeout=600)
+        if run.returncode == 0:
+            import csv
+
+            with open(out / "grades.csv", newline="") as f:
+                rows = {row["student"]: row for row in csv.DictReader(f)}
+            if float(rows["mallory"]["total"]) > 0:
+                raise AttackSucceeded(f"mallory got {rows['mallory']['total']} points (honestly 0), graded with "
+                                      f"{rows['mallory'].get('isolation', 'less than bubblewrap')}")
+            pytest.fail(f"grade-all graded the class with less than it was set up for: {run.stderr[-2000:]}")
+        assert run.returncode == 2, run.stderr[-3000:]
+        assert "refusing to grade" in run.stderr, run.stderr[-3000:]
+        assert any(fix in run.stderr for fix in ("To fix it", "Run the judge as root", "Give the judge CAP_SYS_ADMIN"))
+        assert not (out / "mallory").exists() and not (out / "alice").exists()
+    finally:
+        machine.cleanup()
+
+
+def _site_packages() -> str:
+    import numpy
+
+    return os.path.dirname(os.path.dirname(os.path.realpath(numpy.__file__)))
+
+
+def _second_torches() -> dict[str, str]:
+    """Where a second torch could be on a machine: the base interpreter's site-packages, the system's, another
+    virtual environment that every user may read."""
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    return {"the base interpreter's": os.path.join(sys.base_prefix, "lib", version, "site-packages"),
+            "the system's": f"/usr/local/lib/{version}/dist-packages",
+            "another environment's": f"/opt/agl-other-env/lib/{version}/site-packages"}
+
+
+@pytest.mark.parametrize("place", list(_second_torches()))
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+def test_no_torch_anywhere_on_the_machine_reaches_a_numpy_task(isolation, place, tmp_path, monkeypatch):
+    """The machine holds torch beside the judge's own, where a stranger could have installed it: in the base
+    interpreter's site-packages, the system's dist-packages, another virtual environment (the world binds this
+    environment's packages there). A submission takes the worker's import refusal off and imports torch from any
+    site-packages it finds for unbroadcast and @ (torch_from_another_environment): does it find none, under either
+    isolation, and score 0?"""
+    if not world.works():
+        pytest.skip("building the test's world takes root and mount namespaces")
+    if isolation == "bubblewrap" and not sandbox.bubblewrap_works():
+        pytest.skip("bubblewrap is missing or cannot make a sandbox here")
+    if os.path.realpath(_second_torches()[place]) == _site_packages():
+        pytest.skip(f"{place} site-packages is this environment's own")
+    entry = BY_NAME["torch_from_another_environment"]
+    machine = Machine(tmp_path, entry, monkeypatch)
+    out = machine.results / "results.json"
+    try:
+        run = subprocess.run([sys.executable, "-I", "-m", "graders", "grade", str(machine.folder), "--results",
+                              str(out), "--tasks", ",".join(entry.tasks), "--isolation", isolation],
+                             cwd=tmp_path, env={**os.environ, "TMPDIR": str(machine.scratch)}, capture_output=True,
+                             text=True, timeout=entry.bound + CLI_SLACK,
+                             preexec_fn=world.preexec(world.needed(tmp_path),
+                                                      also=((_site_packages(), _second_torches()[place]),)))
+        assert run.returncode == 0, run.stderr[-3000:]
+        result = json.loads(out.read_text())
+        forged = {t["number"]: t["score"] for t in result["tests"] if t["score"] > 0}
+        if forged:
+            raise AttackSucceeded(f"torch from {place} site-packages earned {forged}")
+        assert any("no torch" in t["output"] for t in result["tests"]), json.dumps(result, indent=1)[:3000]
+        machine.assert_clean(results_allowed=("results.json",), private_tmp=True)
+    finally:
+        machine.cleanup()
+
+
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+def test_python_dash_m_pytest_from_inside_a_submission_never_runs_its_plugin(isolation, tmp_path, monkeypatch):
+    """The submission carries graders/integrations/pytest_plugin.py, a plugin that passes every task
+    (pytest_plugin_of_its_own). `python -m pytest -p graders.integrations.pytest_plugin --autograd-lab-submission=.`,
+    run from inside it, puts the working folder first on sys.path before pytest imports the plugin: is the run
+    refused before the submission's plugin is imported, with no item passed, no total and no JUnit file?"""
+    entry = BY_NAME["pytest_plugin_of_its_own"]
+    machine = Machine(tmp_path, entry, monkeypatch)
+    junit = machine.results / "junit.xml"
+    env = {name: value for name, value in os.environ.items() if not name.startswith("PYTEST_")}
+    try:
+        run = subprocess.run([sys.executable, "-m", "pytest", "-c", os.devnull, "-p", "no:cacheprovider",
+                              "-p", "graders.integrations.pytest_plugin", "--autograd-lab-submission=.",
+                              f"--autograd-lab-isolation={isolation}", f"--junitxml={junit}"],
+                             cwd=machine.folder, env={**env, "TMPDIR": str(machine.scratch)}, capture_output=True,
+                             text=True, timeout=300)
+        printed = run.stdout + run.stderr
+        if " passed" in printed or "100/100" in printed:
+            raise AttackSucceeded(f"the submission's plugin ran: {printed[-1500:]}")
+        _no_impostor(machine.context)
+        assert run.returncode == pytest.ExitCode.USAGE_ERROR, printed[-3000:]
+        assert "refusing to run the pytest plugin with `python -m pytest`" in run.stderr, run.stderr
+        assert not junit.exists()
+    finally:
+        machine.cleanup()
+
+
+def _judge_folders(scratch: Path) -> list[Path]:
+    return sorted(p for p in scratch.glob("agl-scratch*/agl-judge-*") if p.is_dir())
+
+
+def _holding(marker: str, *folders: Path) -> list[Path]:
+    """The copies of the submission (its optim.py) and the files it left (named after ``marker``) under ``folders``."""
+    found = []
+    for folder in folders:
+        for path in folder.rglob("*"):
+            with contextlib.suppress(OSError):
+                if marker in path.name or (path.name == "optim.py" and marker.encode() in path.read_bytes()):
+                    found.append(path)
+    return found
+
+
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+def test_a_grade_all_killed_mid_grade_leaves_nothing_after_the_next_run(isolation, tmp_path, monkeypatch):
+    """grade-all grades a submission that hangs at import (hang_in_the_judges_folder), and is killed with SIGKILL,
+    its judges and workers with it (a lost node), while the copy of the submission lies in its judge's scratch
+    folder. Does the next grade-all, of another class, remove that folder, so that nothing of the submission is
+    left under the scratch root?"""
+    from corpus import make_submission
+
+    from graders.isolation.processes import descendants
+
+    if isolation == "bubblewrap" and not sandbox.bubblewrap_works():
+        pytest.skip("bubblewrap is missing or cannot make a sandbox here")
+    entry = BY_NAME["hang_in_the_judges_folder"]
+    machine = Machine(tmp_path, entry, monkeypatch)
+    env = {**os.environ, "TMPDIR": str(machine.scratch)}
+    tasks = ["--tasks", "3.1", "--isolation", isolation, "--jobs", "1"]
+    # Where grades are laid out: the judges' folders, or (an older version's, as root under process limits) the
+    # shared scratch folder of the temp folder, where a judge whose own was private moved them.
+    roots = (machine.scratch, Path(tempfile.gettempdir()) / "agl-scratch")
+    first = subprocess.Popen([AUTOGRAD_LAB, "grade-all", str(machine.folder.parent), "--out", str(tmp_path / "one"),
+                              *tasks], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+    try:
+        end = time.monotonic() + 120
+        while not _holding(machine.marker, *roots):
+            assert first.poll() is None and time.monotonic() < end, \
+                f"the submission was never laid out: {sorted(str(p) for p in machine.scratch.rglob('*'))[:40]}"
+            time.sleep(0.5)
+        for pid in [first.pid, *descendants(first.pid)]:  # the whole run at once, as a lost node loses it
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        first.wait()
+        time.sleep(1)
+        left = _judge_folders(machine.scratch)
+        assert left, "the killed run left no judge's folder (nothing to sweep)"
+        second = make_submission(tmp_path / "other-class", "alice", [])
+        run = subprocess.run([AUTOGRAD_LAB, "grade-all", str(second.parent), "--out", str(tmp_path / "two"), *tasks],
+                             env=env, capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr[-3000:]
+        still = [folder for folder in left if folder.exists()]
+        assert not still, f"the killed run's judge folders outlived the next run: {still}"
+        assert _holding(machine.marker, *roots) == [], "the submission's copy outlived the next run"
+    finally:
+        for pid in descendants(first.pid) if first.poll() is None else ():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            first.kill()
+        first.wait()
+        for path in _holding(machine.marker, *roots):  # a grade's folder that outlived it, whole
+            root = next(r for r in roots if r in path.parents)
+            shutil.rmtree(root / path.relative_to(root).parts[0], ignore_errors=True)
+        machine.cleanup()

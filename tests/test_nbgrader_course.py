@@ -270,8 +270,10 @@ def _no_clean_configs_left():
 @pytest.fixture(scope="module", params=["bubblewrap", "no-bubblewrap"])
 def graded(tmp_path_factory, request) -> Graded:
     """The course, graded where bubblewrap jails the kernel (and sandboxes the judge's workers), and again with
-    bubblewrap out of PATH: no kernel runs the notebooks then (each cell says why), the workers run under process
-    limits, and every score is the judge's all the same."""
+    bubblewrap out of PATH and the course set to grade with process limits (JudgeGrades.isolation, as an
+    instructor without bubblewrap sets it: an autograde counts, so it never falls back by itself): no kernel runs
+    the notebooks then (each cell says why), the workers run under process limits, and every score is the judge's
+    all the same."""
     if request.param == "bubblewrap" and not sandbox.bubblewrap_works():
         pytest.skip("bubblewrap is missing or cannot make a sandbox here")
     if request.param == "no-bubblewrap" and os.geteuid() != 0:
@@ -287,6 +289,9 @@ def graded(tmp_path_factory, request) -> Graded:
         result = Graded(root / "course", kernel_refused=request.param == "no-bubblewrap")
         (root / "course.toml").write_text(COURSE_TEXT)
         nbgrader_course.build_course(result.course, ASSIGNMENT, course_path=root / "course.toml")
+        if request.param == "no-bubblewrap":
+            with open(result.course / "nbgrader_config.py", "a") as config:
+                config.write('c.JudgeGrades.isolation = "limits"\n')
         nbgrader(result.course, env, "generate_assignment", ASSIGNMENT)
         released = result.course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
         for student in STUDENTS:

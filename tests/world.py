@@ -44,9 +44,10 @@ def covered() -> list[str]:
     return [*tops, *(f for f in ALSO_COVERED if os.path.isdir(f) and not os.path.islink(f))]
 
 
-def preexec(keep: list[str]):
-    """The ``preexec_fn`` that builds the world in the child before it execs. Everything is worked out here, before
-    the fork: the child makes system calls only."""
+def preexec(keep: list[str], also: tuple[tuple[str, str], ...] = ()):
+    """The ``preexec_fn`` that builds the world in the child before it execs; ``also``: (source, target) folders of
+    the real machine bound at another place of the world (a second torch where a stranger could have installed one).
+    Everything is worked out here, before the fork: the child makes system calls only."""
     libc = ctypes.CDLL(None, use_errno=True)
     covers = covered()
     kept = [(path, cover) for cover in covers for path in keep if path.startswith(cover + os.sep)]
@@ -73,5 +74,9 @@ def preexec(keep: list[str]):
                           None) != 0:
                 raise OSError(ctypes.get_errno(), f"building the test's world: bind {path}")
             os.close(handle)
+        for source, target in also:
+            os.makedirs(target, 0o755, exist_ok=True)
+            if libc.mount(os.fsencode(source), os.fsencode(target), None, _MS_BIND | _MS_REC, None) != 0:
+                raise OSError(ctypes.get_errno(), f"building the test's world: bind {source} at {target}")
 
     return run

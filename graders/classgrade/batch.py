@@ -180,7 +180,7 @@ def grade_all(submissions_dir: Path, out: Path, *, jobs: int | None = None, shar
         folder.mkdir(parents=True, exist_ok=True)
         record = Record(job["student"], answer["status"], float(answer.get("total", 0.0)),
                         {k: float(v) for k, v in answer.get("scores", {}).items()}, round(seconds, 1),
-                        job["hash"], fingerprint)
+                        job["hash"], fingerprint, str(answer.get("isolation", "")))
         if not record.graded:
             for name in STALE:
                 (folder / name).unlink(missing_ok=True)

@@ -44,6 +44,7 @@ def grade_job(job: dict, *, warn=None, laid_out=None) -> dict:
     once the files are copied (graders.judge.grade.grade)."""
     from graders import messages as msg
     from graders import pipeline
+    from graders.isolation import sandbox
     from graders.judge.grade import ERROR
     from graders.results import mistakes, outputs
     from graders.submission import layout
@@ -59,6 +60,8 @@ def grade_job(job: dict, *, warn=None, laid_out=None) -> dict:
         for prefix in (f"{job['path']}: ", f"{job['student']}: "):
             reason = reason.removeprefix(prefix)
         return {"status": msg.BATCH_MALFORMED.format(reason=reason), "reason": reason}
+    except sandbox.Unavailable as error:  # the isolation asked for cannot be had here: nobody is graded without it
+        return {"status": msg.BATCH_REFUSED.format(reason=error), "reason": str(error)}
     report, result = graded.report, graded.result
     if job.get("out"):
         out = Path(job["out"])
@@ -69,7 +72,8 @@ def grade_job(job: dict, *, warn=None, laid_out=None) -> dict:
     idle = [t["number"] for t in result["tests"] if t["extra_data"].get("rung") == mistakes.IDLE]
     status = msg.BATCH_GRADER_ERROR.format(tasks=", ".join(errors)) if errors else \
         msg.BATCH_GRADED_IDLE.format(tasks=", ".join(idle)) if idle else msg.BATCH_GRADED
-    answer = {"status": status, "total": result["score"], "scores": {t["number"]: t["score"] for t in result["tests"]}}
+    answer = {"status": status, "total": result["score"], "scores": {t["number"]: t["score"] for t in result["tests"]},
+              "isolation": report.level}
     if job.get("with_result"):
         answer["result"] = result
     return answer

@@ -4,7 +4,8 @@
 submission: its content hash, the status, the points per task, the total and
 the seconds. It is written last, after results.json, so a record always stands
 for finished files. ``grades.csv`` is rendered from the records: one row per
-student, one column per task id, then total, status and seconds. The students'
+student, one column per task id, then total, status, seconds and the isolation the grade
+ran under. The students'
 folders live under ``students/``, never beside grade-all's own files, so that no
 student's name (``grades.csv``, ``class.html``) can be one of them. A gradebook
 written before that (each student's folder beside grades.csv) is still read, and
@@ -30,6 +31,7 @@ from pathlib import Path
 
 from graders import messages as msg
 from graders.files import atomic_write
+from graders.isolation.sandbox import COUNTED
 from graders.results.plain import safe
 from graders.submission.intake import name_problem
 from graders.tasks import BY_ID, GRADED_MODULES, TASKS
@@ -38,7 +40,7 @@ RECORD = "grading.json"
 CSV_NAME = "grades.csv"
 STUDENTS = "students"  # OUT_DIR/students/<student>/: every student's folder, apart from grade-all's own files
 CODE = "code"  # OUT_DIR/students/<student>/code/: the .py files graded, which the similarity report compares
-FIXED_COLUMNS = ("total", "status", "seconds")
+FIXED_COLUMNS = ("total", "status", "seconds", "isolation")
 # What a student's folder may hold; merge copies these (and CODE_FILES under CODE).
 STUDENT_FILES = (RECORD, "results.json", "scorecard.md", "loss.png")
 CODE_FILES = tuple(f"{module}.py" for module in GRADED_MODULES)
@@ -57,6 +59,7 @@ class Record:
     seconds: float = 0.0
     hash: str = ""
     settings: str = ""
+    isolation: str = ""  # the isolation the grade ran under (graders.isolation.sandbox.Isolation.level)
 
     @property
     def graded(self) -> bool:
@@ -65,9 +68,10 @@ class Record:
 
     def row(self, task_ids: tuple[str, ...]) -> list[str]:
         """The record as a row of grades.csv: the student, the points of each task in ``task_ids`` (empty where none),
-        the total, the status and the seconds, each cell safe for a spreadsheet."""
+        the total, the status, the seconds and the isolation, each cell safe for a spreadsheet."""
         cells = [_number(self.scores[t]) if t in self.scores else "" for t in task_ids]
-        return [_cell(self.student), *cells, _number(self.total), _cell(safe(self.status)), f"{self.seconds:.1f}"]
+        return [_cell(self.student), *cells, _number(self.total), _cell(safe(self.status)), f"{self.seconds:.1f}",
+                _cell(self.isolation)]
 
 
 def _number(value: float) -> str:
@@ -187,7 +191,7 @@ def _is_number(value) -> bool:
 
 
 def columns(task_ids: tuple[str, ...]) -> list[str]:
-    """The header of grades.csv: the student, one column per task, then total, status and seconds."""
+    """The header of grades.csv: the student, one column per task, then total, status, seconds and isolation."""
     return ["student", *task_ids, *FIXED_COLUMNS]
 
 
@@ -220,8 +224,10 @@ def read_csv(path: Path, points: dict[str, float] | None = None) -> tuple[tuple[
     if not rows:
         raise ValueError(msg.MERGE_BAD_HEADER.format(path=path, expected=", ".join(columns(("1.1", "...")))))
     header, body = rows[0], rows[1:]
-    task_ids = tuple(header[1:-len(FIXED_COLUMNS)])
-    if header[:1] != ["student"] or tuple(header[-len(FIXED_COLUMNS):]) != FIXED_COLUMNS or len(header) < 4 \
+    # The columns after the tasks: grade-all's, or an older version's, which recorded no isolation.
+    fixed = next((tail for tail in (FIXED_COLUMNS, FIXED_COLUMNS[:-1]) if tuple(header[-len(tail):]) == tail), ())
+    task_ids = tuple(header[1:-len(fixed)]) if fixed else ()
+    if not fixed or header[:1] != ["student"] or len(header) < 1 + len(fixed) \
             or any(t not in BY_ID for t in task_ids) or len(set(task_ids)) != len(task_ids):
         raise ValueError(msg.MERGE_BAD_HEADER.format(path=path, expected=", ".join(columns(("1.1", "...")))))
     records = []
@@ -239,7 +245,8 @@ def read_csv(path: Path, points: dict[str, float] | None = None) -> tuple[tuple[
                 name=safe(student)[:80], problem=problem)))
         scores = {t: _value(path, line, t, cells[t], _most(t, points)) for t in task_ids if cells[t] != ""}
         records.append(Record(student, _uncell(cells["status"]), _value(path, line, "total", cells["total"] or "0"),
-                              scores, _value(path, line, "seconds", cells["seconds"] or "0")))
+                              scores, _value(path, line, "seconds", cells["seconds"] or "0"),
+                              isolation=_uncell(cells.get("isolation", ""))))
     return task_ids, records
 
 
@@ -321,8 +328,9 @@ def merge(folders: list[Path], out: Path, prepare=None, check=None,
     is called before anything is written, so that its ValueError leaves ``out`` as it was. ``check(path)``, when
     given, refuses (ValueError) a student's results.json that is not one (graders.classgrade.report).
 
-    Raises ValueError when a folder has no grades.csv, when the columns differ, when a student appears twice, or
-    when a shard's file is not what grade-all writes (each naming the file, and the line of a row).
+    Raises ValueError when a folder has no grades.csv, when the columns differ, when a student appears twice, when a
+    student was graded under an isolation no grade that counts runs under (practice's, or none recorded), or when a
+    shard's file is not what grade-all writes (each naming the file, and the line of a row).
     """
     out = Path(out)
     if any(Path(f).resolve() == out.resolve() for f in folders):
@@ -342,6 +350,10 @@ def merge(folders: list[Path], out: Path, prepare=None, check=None,
             if record.student in seen:
                 raise ValueError(msg.MERGE_DUPLICATE.format(student=safe(record.student),
                                                             first=seen[record.student], second=folder))
+            if record.graded and record.isolation not in COUNTED:
+                raise ValueError(msg.MERGE_ISOLATION.format(path=path, student=safe(record.student)[:80],
+                                                            got=safe(record.isolation)[:40] or "none recorded",
+                                                            expected=" or ".join(COUNTED)))
             seen[record.student] = folder
             records.append(record)
             if check is not None and _regular(student_dir(folder, record.student) / "results.json"):

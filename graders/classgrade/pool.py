@@ -14,7 +14,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections import deque
 from collections.abc import Callable
@@ -23,7 +22,7 @@ from pathlib import Path
 from graders import messages as msg
 from graders import paths
 from graders.classgrade.batch_judge import PARENT_ENV
-from graders.isolation import sandbox
+from graders.isolation import judge_folders
 from graders.isolation.processes import THREADS_ENV, descendants, parents, usage
 
 DEFAULT_TIMEOUT = 600.0  # CPU seconds for one submission (grade-all --timeout), and as many waited, a backstop
@@ -66,7 +65,8 @@ class Judge:
     stops (SIGTERM) when the thread that started it ends: an interrupted batch leaves no judge behind."""
 
     def __init__(self, number: int, logs: Path | None):
-        self.scratch = Path(tempfile.mkdtemp(prefix="agl-judge-", dir=sandbox.scratch_base()))
+        # Locked while the pool or the judge holds the lock's descriptor: a later run sweeps it once both are gone.
+        self.scratch, self.lock = judge_folders.claim()
         # Searchable, not listable: the grades it lays out here are reached by workers' uids (limits mode as root).
         self.scratch.chmod(0o711)
         self.log = logs / f"judge-{number}.log" if logs is not None else None
@@ -77,7 +77,7 @@ class Judge:
         with open(self.log, "ab") if self.log is not None else contextlib.nullcontext() as log:
             self.process = subprocess.Popen([sys.executable, "-m", "graders.classgrade.batch_judge"],
                                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
-                                            cwd=self.scratch, start_new_session=True)
+                                            cwd=self.scratch, start_new_session=True, pass_fds=(self.lock,))
         self.fd = self.process.stdout.fileno()
         os.set_blocking(self.fd, False)
         self.buffer = b""
@@ -177,12 +177,18 @@ class Judge:
             self.process.wait()
         self.process.stdout.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
+        if self.lock is not None:  # once: a descriptor closed twice could be another's by then
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{self.scratch}{judge_folders.LOCK_SUFFIX}")
+            os.close(self.lock)
+            self.lock = None
 
 
 def run_pool(jobs: list[dict], size: int, timeout: float, logs: Path,
              finish: Callable[[dict, dict, float], None]) -> None:
     """Grade ``jobs`` with ``size`` judges; ``finish(job, answer, seconds)`` hears each one as it ends."""
     pending, judges, numbers = deque(jobs), [], itertools.count(1)
+    judge_folders.sweep()  # what the judges of a run killed mid-grade left, copies of submissions among it
 
     def retire(judge: Judge, answer: dict) -> None:
         job, seconds = judge.job, judge.seconds()

@@ -1,7 +1,8 @@
 """Gradescope: build the autograder zip, and grade one submission inside it.
 
     autograd-lab gradescope OUT.zip [--course FILE]                 (build, from a checkout)
-    python -I -m graders.integrations.gradescope run SUBMISSION RESULTS_JSON --course FILE --metadata FILE
+    python -I -m graders.integrations.gradescope run SUBMISSION RESULTS_JSON --course FILE --metadata FILE \
+        [--isolation bubblewrap]
                                                                     (what run_autograder calls)
 
 The zip holds ``setup.sh`` (installs Python, torch's CPU wheel and every other
@@ -17,7 +18,9 @@ ids (submission_metadata.json); without a secret or without the metadata,
 nothing is graded.
 
 Whatever happens, ``run`` writes a results.json: a submission that cannot be
-graded, or a grader that fails, scores 0 with a message that says why.
+graded, or a grader that fails, scores 0 with a message that says why. So does one
+that the container cannot sandbox: a Gradescope grade counts, so it runs in bubblewrap
+or not at all (graders.isolation.sandbox.choose), and the message names the fix.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from pathlib import Path
 
 from graders import messages as msg
 from graders import paths
+from graders.cli_options import add_isolation_option
 from graders.course import course_file
 from graders.course.templates import fill, torch_version
 from graders.files import atomic_write
@@ -204,11 +208,14 @@ def for_gradescope(result: dict, course: course_file.Course, who: Submitter) -> 
     return result
 
 
-def run(submission: Path, results: Path, course_path: Path | None = None, metadata: Path | None = None) -> int:
+def run(submission: Path, results: Path, course_path: Path | None = None, metadata: Path | None = None,
+        isolation: str = "auto") -> int:
     """Grade ``submission`` (the student's files, or a folder or .zip of them) into ``results``, in the course of
     ``course_path`` with the key of the students ``metadata`` names; always writes it. Without a course secret or
-    the metadata nothing is graded: a grade that counts never runs without a key."""
+    the metadata nothing is graded: a grade that counts never runs without a key. 1 where it could not grade: the
+    grader failed, or ``isolation`` cannot be had here."""
     from graders import pipeline
+    from graders.isolation import sandbox
     from graders.results import scorecard
     from graders.submission import layout
 
@@ -228,10 +235,15 @@ def run(submission: Path, results: Path, course_path: Path | None = None, metada
                 raise ValueError(msg.GRADESCOPE_NO_KEY.format(why=error)) from None
             how = course_file.grading(course, who.identity)
             result = pipeline.grade_submission(submission, key=how["key"], tasks=tuple(how["tasks"]),
-                                               points=how["points"], key_shown=how["key_shown"]).result
+                                               points=how["points"], key_shown=how["key_shown"],
+                                               isolation=isolation).result
             result = for_gradescope(result, course, who)
         except layout.SubmissionError as error:
             result = not_graded(msg.GRADESCOPE_NOT_GRADED.format(why=error), total)
+        except sandbox.Unavailable as error:
+            print(error, file=sys.stderr)  # the autograder's log, for the instructor
+            atomic_write(results, scorecard.dumps(not_graded(msg.GRADESCOPE_REFUSED.format(why=error), total)))
+            return 1
         except ValueError as error:  # no key, no course, no metadata: refused, said so
             result = not_graded(msg.GRADESCOPE_REFUSED.format(why=error), total)
     except Exception as error:  # noqa: BLE001 - Gradescope must get a results.json whatever happens
@@ -252,8 +264,9 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("results", type=Path)
     r.add_argument("--course", type=Path, help="the course file (the zip's course.toml)")
     r.add_argument("--metadata", type=Path, help="Gradescope's submission_metadata.json")
+    add_isolation_option(r)
     args = parser.parse_args(argv)
-    return run(args.submission, args.results, args.course, args.metadata)
+    return run(args.submission, args.results, args.course, args.metadata, args.isolation)
 
 
 if __name__ == "__main__":

@@ -95,7 +95,10 @@ def record_of(course: Path, assignment: str, student: str,
         return Record(student, msg.NB_REPORT_NO_RESULT.format(file=RESULTS_FILE)), None
     seconds = result.pop(SECONDS, 0.0)
     seconds = float(seconds) if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) else 0.0
-    return Record(student, msg.BATCH_GRADED, sum(scores.values()), scores, seconds), result
+    extra = result.get("extra_data")
+    isolation = extra.get("isolation") if isinstance(extra, dict) else None
+    return Record(student, msg.BATCH_GRADED, sum(scores.values()), scores, seconds,
+                  isolation=isolation if isinstance(isolation, str) else ""), result
 
 
 def report(course: Path, assignment: str, out: Path, course_path: Path | None = None) -> tuple[list[Record], list[str]]:

@@ -1,24 +1,27 @@
-"""The bubblewrap command a worker runs under: no network, a private pid namespace that dies with the judge, the
-interpreter read-only (torch and the judge's packages hidden where they are installed beside it), only the packages
-the worker serves, a small private tmpfs for its working folder and /tmp, and nothing else of the filesystem."""
+"""The bubblewrap command a worker runs under: no network, a private pid namespace that dies with the judge, what
+graders.isolation.listing lists read-only (the system's libraries, the interpreter's standard library, numpy, and torch
+only for the workers that compute with it), only the packages the worker serves, a small private tmpfs for its working
+folder and /tmp, and nothing else of the filesystem.
+
+nbgrader's kernel jail (graders.integrations.kernel_jail) starts from ``interpreter_args``: the kernel runs the
+notebook's own code with the environment's packages (ipykernel and the rest), so it sees the interpreter's folders
+whole, never a worker's list."""
 
 from __future__ import annotations
 
-import functools
 import glob
-import importlib.util
 import os
 import sys
 from pathlib import Path
 
-from graders import paths
+from graders.isolation import listing
 from graders.submission.layout import Layout
 
 BWRAP = "bwrap"
 SANDBOX = Path("/sandbox")
 # Inside bubblewrap the working folder and /tmp are memory: bounded so that writing them is no memory bomb.
 WORK_TMPFS_BYTES, TMP_TMPFS_BYTES = 128 * 2**20, 32 * 2**20
-# The system's files every Python needs (the dynamic loader's cache, the alternatives' links), read-only.
+# The system's files nbgrader's kernel sees (its jail's), read-only: a worker's are listing.system()'s.
 SYSTEM = ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache", "/etc/alternatives")
 # Autodiff libraries no module but torch_loop.py may import (docs/contract.md, "A submission").
 AUTODIFF = ("torch", "functorch", "torchgen", "torchvision", "torchaudio", "jax", "jaxlib", "autograd",
@@ -55,31 +58,6 @@ def searchable_parents(path: str) -> list[str]:
     return argv
 
 
-def _package_folder(name: str) -> str | None:
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return os.path.realpath(list(spec.submodule_search_locations)[0])
-
-
-@functools.cache
-def autodiff_folders() -> tuple[str, ...]:
-    """The folders of the autodiff libraries installed for this interpreter: absent from the filesystem of every
-    worker but torch_loop.py's (covered, in either isolation; never refused by an import hook alone)."""
-    return tuple(f for f in map(_package_folder, AUTODIFF) if f)
-
-
-@functools.cache
-def _hidden(block_autodiff: bool) -> tuple[str, ...]:
-    """Folders that the worker must not see: the judge's packages (they matter where installed beside the
-    interpreter, not in an editable checkout), and the autodiff libraries for the numpy tasks."""
-    folders = [str(p) for p in (paths.SOLUTIONS, paths.EXERCISES, paths.HERE) if p.is_dir()]
-    return tuple(folders + list(autodiff_folders()) if block_autodiff else folders)
-
-
 def covers(folders) -> list[str]:
     """bubblewrap's arguments that cover each of ``folders`` lying inside the bound interpreter paths (the only
     ones there is anything to cover in) by an empty read-only folder."""
@@ -91,15 +69,30 @@ def covers(folders) -> list[str]:
     return argv
 
 
+def listed(entries) -> list[str]:
+    """bubblewrap's arguments that show ``entries`` (graders.isolation.listing), in order."""
+    argv = []
+    for entry in entries:
+        if entry.kind == "link":
+            argv += ["--symlink", entry.target, entry.path]
+        elif entry.kind == "cover":
+            argv += ["--size", "4096", "--perms", "0555", "--tmpfs", entry.path]
+        elif entry.kind == "dir":
+            argv += ["--perms", "0755", "--dir", entry.path]
+        else:
+            argv += ["--ro-bind", entry.path, entry.path]
+    return argv
+
+
 def command(layout: Layout, packages: tuple[str, ...], block_autodiff: bool) -> list[str]:
-    """bubblewrap's part of a worker's command line, up to the command it runs: what the worker sees."""
+    """bubblewrap's part of a worker's command line, up to the command it runs: what the worker sees, the list of
+    graders.isolation.listing (torch's files only where ``block_autodiff`` is off) and its own folders."""
     argv = [BWRAP, "--die-with-parent", "--new-session", "--unshare-net", "--unshare-pid", "--unshare-ipc",
             "--unshare-uts", "--unshare-cgroup-try", "--proc", "/proc", "--dev", "/dev",
             "--size", str(TMP_TMPFS_BYTES), "--perms", "1777", "--tmpfs", "/tmp"]
     for device in sorted(glob.glob("/dev/nvidia*")):  # the GPU, where there is one (task 6.2)
         argv += ["--dev-bind-try", device, device]
-    argv += interpreter_args()
-    argv += covers(_hidden(block_autodiff))
+    argv += listed(listing.worker(torch_too=not block_autodiff))
     argv += ["--perms", "0755", "--dir", str(SANDBOX), "--perms", "0755", "--dir", str(SANDBOX / "pkgs"),
              "--ro-bind", str(layout.runtime), str(SANDBOX / "runtime")]
     for name in packages:

@@ -306,17 +306,15 @@ class Worker:
     One handle serves every task of a grade."""
     def __init__(self, layout: Layout, *, route: Route, calls: Callable[[tuple[str, ...]], Calls],
                  limits: Limits | None = None, isolation: sandbox.Isolation | None = None,
-                 preload: tuple[str, ...] = (), beside: tuple[Path, ...] = ()):
+                 preload: tuple[str, ...] = ()):
         """``route`` and ``calls``: the judge's, where each request goes and the answers to one request's oracle calls
-        (graders.judge.routing). ``beside``: folders to hide from the workers without bubblewrap (the folder of the
-        submissions graded: other students' work), with the checkout's solutions/ and the judge's code
-        (``sandbox.Hiding``)."""
+        (graders.judge.routing). Without bubblewrap, as root, each process gets a root of its own that lists what it
+        sees (``sandbox.Root``)."""
         self.layout, self.limits = layout, limits or Limits()
         self.route, self.calls = route, calls
         self.preload = preload
         self.isolation = isolation or sandbox.Isolation(bubblewrap=False)
         sandbox.prepare(layout, self.isolation)
-        self.hiding = sandbox.Hiding.of(layout, self.isolation, beside)
         # Budgets over the whole tree of this grade's workers (cgroups; as root only, where the machine allows).
         self.budget = budget.Budget.make() if self.isolation.drop else budget.Budget()
         self.peak_memory: int | None = None
@@ -423,8 +421,8 @@ class Worker:
                     if popen is None:
                         argv = sandbox.wrap(_launcher(request_read, response_write, preload, refused(packages)),
                                             layout, iso, packages, uid, block_autodiff)
-                        hiding = self.hiding.without_autodiff() if block_autodiff else self.hiding
-                        preexec = _preexec(self.limits, sandbox.drop_privileges(iso, uid, hiding), join)
+                        root = sandbox.Root.of(layout, iso, packages, key, torch_too=not block_autodiff)
+                        preexec = _preexec(self.limits, sandbox.drop_privileges(iso, uid, root), join)
                         with _live_lock:
                             before = set(children(os.getpid()))
                             popen = subprocess.Popen(

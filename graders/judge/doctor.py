@@ -27,7 +27,7 @@ def report(kernel: str) -> str:
     handed down by the command, since the integrations sit above the judge."""
     import torch
 
-    isolation = sandbox.choose("auto")
+    isolation = sandbox.choose("auto", practice=True)
     bwrap = shutil.which(bubblewrap.BWRAP)
     found = msg.DOCTOR_BUBBLEWRAP_AT.format(version=_bwrap_version(), path=bwrap) if bwrap else \
         msg.DOCTOR_BUBBLEWRAP_MISSING
@@ -38,6 +38,7 @@ def report(kernel: str) -> str:
         msg.DOCTOR_BUBBLEWRAP.format(found=found, broken="" if not bwrap or sandbox.bubblewrap_works() else
                                      msg.DOCTOR_BUBBLEWRAP_BROKEN),
         msg.DOCTOR_ISOLATION.format(isolation=isolation.describe()),
+        msg.DOCTOR_COUNTED.format(text=_counted()),
         msg.DOCTOR_WORKERS.format(workers=forkserver.describe(isolation)),
         msg.DOCTOR_BUDGETS.format(budgets=budget.describe()),
         msg.DOCTOR_KERNEL.format(kernel=kernel),
@@ -46,12 +47,22 @@ def report(kernel: str) -> str:
     ]
     lines.append(msg.DOCTOR_WORKER.format(text=_worker_text(isolation)))
     if isolation.bubblewrap:
-        fallback = sandbox.choose("limits")
+        fallback = sandbox.choose("limits", practice=True)
         lines += [msg.DOCTOR_FALLBACK.format(isolation=fallback.describe()),
                   msg.DOCTOR_FALLBACK_WORKER.format(text=_worker_text(fallback))]
     else:
         lines.append(msg.DOCTOR_HINT_BUBBLEWRAP)
     return "\n".join(lines)
+
+
+def _counted() -> str:
+    """What a grade that counts (grade-all, Gradescope, nbgrader, the workflows) does here: runs in bubblewrap, or
+    refuses, and why, with the fix and what --isolation limits would do."""
+    if sandbox.bubblewrap_works():
+        return msg.DOCTOR_COUNTED_BUBBLEWRAP
+    limits = sandbox.limits_problem()
+    return msg.DOCTOR_COUNTED_REFUSED.format(why=sandbox.bubblewrap_problem(), fix=sandbox.bubblewrap_fix(),
+                                             limits=msg.DOCTOR_COUNTED_LIMITS_OK if limits is None else limits)
 
 
 def _worker_text(isolation: sandbox.Isolation) -> str:

@@ -66,6 +66,7 @@ class Report:
     # What the deadline counts: the workers' CPU seconds over every request, and their seconds waited without
     # computing (graders.isolation.worker_process.Worker.cpu_used, idle_used)
     used: tuple[float, float] = (0.0, 0.0)
+    level: str = ""  # the isolation's short name (sandbox.Isolation.level): results.json and grades.csv record it
 
     @property
     def score(self) -> float:
@@ -166,33 +167,34 @@ def run_task(task: Task, check, worker: Worker, lay: layout.Layout, key: int | N
 def grade(submission: Path, *, key: int | None = None, task_ids: tuple[str, ...] | None = None,
           scratch: Path | None = None, isolation: str = "auto", deadline: float | None = GRADE_DEADLINE,
           laid_out: Callable[[], None] | None = None, finished: Callable[[TaskResult], None] | None = None,
-          points: Mapping[str, float] | None = None, key_shown: str | None = None) -> Report:
+          points: Mapping[str, float] | None = None, key_shown: str | None = None, practice: bool = False) -> Report:
     """Grade ``submission``; raises layout.SubmissionError when there is nothing to grade.
 
     ``points``: each task's points in the course graded (a course file's; None: the task table's). ``key_shown``:
     what the scorecard says of the key instead of the key itself (a key derived from the course's secret is never
     shown to its student: graders.keys.tag).
 
-    ``isolation`` is "auto" (bubblewrap where it works), "bubblewrap" or "limits". ``deadline`` bounds the whole
-    grade in seconds (None: no bound) of its workers' CPU time, and, the backstop for workers that do not compute,
-    of their time waited without using the CPU: a request never runs past it, and the tasks still to run then fail.
-    Neither counts the time a busy machine keeps them waiting for a CPU.
+    ``isolation`` is "auto" (bubblewrap where it works), "bubblewrap" or "limits"; where the grade cannot have it,
+    sandbox.Unavailable is raised, unless ``practice`` (a student's own grade) lets "auto" fall back. ``deadline``
+    bounds the whole grade in seconds (None: no bound) of its workers' CPU time, and, the backstop for workers that
+    do not compute, of their time waited without using the CPU: a request never runs past it, and the tasks still
+    to run then fail. Neither counts the time a busy machine keeps them waiting for a CPU.
     ``laid_out`` is called once the submission's files are copied into the grade's own folder: from then on,
     nothing done to the submission's folder changes the grade. ``finished`` is called with each task's result as
     soon as it is made (the CLI's painter draws loss.png from 5.4's while the later tasks run).
     """
     start = time.perf_counter()
     profiled = profile.of(str(submission))  # the speed benchmark's breakdown; does nothing unless it asked
-    chosen = sandbox.choose(isolation)
+    chosen = sandbox.choose(isolation, practice=practice)
     lay = layout.lay_out(Path(submission), sandbox.scratch_parent(chosen, scratch))
     try:
         if laid_out is not None:
             laid_out()
         tasks = [task for task in TASKS if task_ids is None or task.id in task_ids]
         preload = ("torch",) if any(task.module == "torch_loop" for task in tasks) else ()
-        where = Path(submission).resolve()
-        # Without bubblewrap the folders around the submission (its classmates') are hidden from the workers.
-        with routing.worker(lay, chosen, preload=preload, beside=(where.parent, where.parent.parent)) as worker:
+        # The workers see only what graders.isolation.listing lists and their own packages: not the folders around
+        # the submission (its classmates'), under either isolation.
+        with routing.worker(lay, chosen, preload=preload) as worker:
             # The workers start (two import torch) while the judge imports its checks, and torch beside them.
             profiled.started(worker)
             routing.start(worker, tasks, helper=not loop_kept(tasks, key))
@@ -212,4 +214,4 @@ def grade(submission: Path, *, key: int | None = None, task_ids: tuple[str, ...]
         lay.cleanup()
     profiled.write()
     return Report(str(submission), results, time.perf_counter() - start, chosen.describe(), key, versions(),
-                  key_shown, used)
+                  key_shown, used, chosen.level)

@@ -6,8 +6,6 @@ processes a grade's tasks will ask, the judge's helper where one of them asks it
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from graders.isolation import sandbox
 from graders.isolation.worker_process import Limits, Worker, WorkerTimedOut
 from graders.judge import oracles, reference, yardstick
@@ -84,13 +82,12 @@ def calls(packages: tuple[str, ...]) -> Calls:
     return Calls(packages)
 
 
-def worker(layout: Layout, isolation: sandbox.Isolation, *, preload: tuple[str, ...] = (),
-           beside: tuple[Path, ...] = ()) -> Worker:
+def worker(layout: Layout, isolation: sandbox.Isolation, *, preload: tuple[str, ...] = ()) -> Worker:
     """The handle on the worker processes of a grade of ``layout``: routed by the task table, its oracle calls
     answered by the judge, under the limits of this machine (the address space uncapped where CUDA is, which torch
     says)."""
     return Worker(layout, route=group_of, calls=calls, limits=Limits.for_this_machine(reference.cuda_available),
-                  isolation=isolation, preload=preload, beside=beside)
+                  isolation=isolation, preload=preload)
 
 
 def start(handle: Worker, tasks: list[Task], *, helper: bool = True) -> None:

@@ -36,7 +36,7 @@ def results(report: Report) -> dict:
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": tests,
-        "extra_data": {"max_score": report.max_score, "examples": report.examples},
+        "extra_data": {"max_score": report.max_score, "examples": report.examples, "isolation": report.level},
     }
 
 
