@@ -1089,8 +1089,8 @@ GRADESCOPE_BUILD_FAILED = "building the wheel failed (pip wheel, exit status {co
 GRADESCOPE_NOT_GRADED = ("The autograder could not grade this submission: {why}\n"
                          "Upload the .py files of exercises/ (tensor.py, optim.py, data.py, train.py, torch_loop.py), "
                          "or a .zip of the folder that holds them.")
-GRADESCOPE_REFUSED = ("The autograder did not grade this submission: it grades only inside its sandbox, which "
-                      "cannot start here. This is not your mistake: please tell your instructor. ({why})")
+GRADESCOPE_NO_SANDBOX = ("The autograder did not grade this submission: it grades only inside its sandbox, which "
+                         "cannot start here. This is not your mistake: please tell your instructor. ({why})")
 GRADESCOPE_CRASHED = ("The autograder itself failed ({error}). This is not your mistake: please tell your "
                       "instructor.")
 

@@ -51,7 +51,7 @@ def repository(tmp_path_factory) -> Path:
     shutil.copy(paths.REPO / "pyproject.toml", root)
     edit(root / "solutions" / "tensor.py", "    # ----- reductions and shapes -----\n",
          SOFTPLUS.lstrip("\n") + "\n    # ----- reductions and shapes -----\n")
-    last = "    ), Cost(\"x.T\", \"lambda x: x.T.copy()\", 30.0), torch=_reverse_axes),\n"
+    last = "    ), Cost(\"x.T\", \"lambda x: x.T.copy()\", 30.0), torch=_reverse_axes, moves_entries=True),\n"
     edit(root / "graders" / "ops.py", last + ")\n", last + ENTRY)
     edit(root / "graders" / "tasks.py", '    op_task("1.8", "backward of reshape and .T", 3),\n',
          '    op_task("1.8", "backward of reshape and .T", 3),\n    op_task("1.9", "backward of softplus", 3),\n')

@@ -84,17 +84,20 @@ def test_every_grade_that_counts_refuses_where_bubblewrap_cannot_start(without_b
     each refuse (grade-all and grade exit 2 with the reason; Gradescope's results.json says it was not graded and
     why, exit 1), with no student graded?"""
     from graders.cli import main
+    from graders.course import course_file
     from graders.integrations import gradescope
 
     classroom = tmp_path / "class"
     shutil.copytree(REPO / "exercises", classroom / "alice", ignore=shutil.ignore_patterns("tests", "*.md", "*.txt"))
-    assert main(["grade-all", str(classroom), "--out", str(tmp_path / "out"), "--tasks", "1.1"]) == 2
+    assert main(["grade-all", str(classroom), "--out", str(tmp_path / "out"), "--tasks", "1.1", "--unkeyed"]) == 2
     assert NO_BUBBLEWRAP in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
     assert main(["grade", str(classroom / "alice"), "--tasks", "1.1", "--isolation", "bubblewrap"]) == 2
     assert "--isolation bubblewrap was asked for" in capsys.readouterr().err
-    results = tmp_path / "results.json"
-    assert gradescope.run(classroom / "alice", results, "bubblewrap") == 1
+    results, course, metadata = tmp_path / "results.json", tmp_path / "course.toml", tmp_path / "metadata.json"
+    course_file.init(course)  # with its secret, and whose submission it is: a key, so only the sandbox is missing
+    metadata.write_text(json.dumps({"users": [{"id": 1234}], "created_at": "2027-03-01T12:00:00+00:00"}))
+    assert gradescope.run(classroom / "alice", results, course, metadata, isolation="bubblewrap") == 1
     refused = json.loads(results.read_text())
     assert refused["score"] == 0 and refused["tests"] == [] and NO_BUBBLEWRAP in refused["output"]
 
@@ -148,10 +151,10 @@ def test_a_judge_without_cap_sys_admin_refuses_to_grade_a_class_and_says_why(tmp
         return subprocess.run(["capsh", "--drop=cap_sys_admin", "--", "-c", 'exec "$0" "$@"', AUTOGRAD_LAB, *args],
                               env=env, capture_output=True, text=True, timeout=600)
 
-    auto = dropped("grade-all", str(classroom), "--out", str(tmp_path / "out"), "--tasks", "1.1")
+    auto = dropped("grade-all", str(classroom), "--out", str(tmp_path / "out"), "--tasks", "1.1", "--unkeyed")
     assert auto.returncode == 2 and "refusing to grade" in auto.stderr and "CAP_SYS_ADMIN" in auto.stderr
     assert "privileged: true" in auto.stderr
-    limits = dropped("grade-all", str(classroom), "--out", str(tmp_path / "out"), "--tasks", "1.1",
+    limits = dropped("grade-all", str(classroom), "--out", str(tmp_path / "out"), "--tasks", "1.1", "--unkeyed",
                      "--isolation", "limits")
     assert limits.returncode == 2 and "may make no mount namespace" in limits.stderr
     assert not (tmp_path / "out").exists()
@@ -163,15 +166,16 @@ def test_a_judge_without_cap_sys_admin_refuses_to_grade_a_class_and_says_why(tmp
 
 def test_the_templates_ask_for_bubblewrap_and_give_it_what_it_needs():
     """Does every template that grades for a grade that counts ask for bubblewrap by name (so it refuses rather than
-    settle for less), and set up what bubblewrap needs: the AppArmor setting on Actions runners, a privileged pod on
+    settle for less), and set up what bubblewrap needs: the AppArmor setting on Actions runners (the students'
+    scorecard workflow too, a practice grade that falls back only where that still fails), a privileged pod on
     Kubernetes?"""
     cluster = TEMPLATES / "cluster"
-    student = (TEMPLATES / "student" / "autograde.yml").read_text()
+    student = (TEMPLATES / "student" / "scorecard.yml").read_text()
     actions = (cluster / "github-actions-matrix.yml").read_text()
     kubernetes = (cluster / "kubernetes-indexed-job.yaml").read_text()
     slurm = (cluster / "slurm-array.sbatch").read_text()
     gradescope = (TEMPLATES / "gradescope" / "run_autograder").read_text()
-    for text in (student, actions, kubernetes, slurm, gradescope):
+    for text in (actions, kubernetes, slurm, gradescope):
         assert "--isolation bubblewrap" in text
     for text in (student, actions):
         assert "sudo apt-get install -y -q bubblewrap" in text and "|| true" not in text

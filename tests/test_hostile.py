@@ -122,7 +122,7 @@ def test_the_command_line_from_inside_a_hostile_submission(entry: Hostile, isola
     try:
         start = children_cpu()
         run = subprocess.run([AUTOGRAD_LAB, "grade", ".", "--results", str(out),
-                              "--tasks", ",".join(entry.tasks), "--isolation", isolation],
+                              "--tasks", ",".join(entry.tasks), "--isolation", isolation, "--unkeyed"],
                              cwd=machine.folder, env=env, capture_output=True, text=True,
                              timeout=HANG_FACTOR * (entry.bound + CLI_SLACK))
         seconds = children_cpu() - start
@@ -441,7 +441,7 @@ def test_a_judge_that_cannot_have_its_isolation_grades_no_one(judge, isolation, 
     (tmp_path / "scratch").mkdir(exist_ok=True)
     out = tmp_path / "out" / "grades"
     command = [AUTOGRAD_LAB, "grade-all", str(classroom), "--out", str(out), "--jobs", "1",
-               "--tasks", ",".join(entry.tasks), "--isolation", isolation]
+               "--tasks", ",".join(entry.tasks), "--isolation", isolation, "--unkeyed"]
     try:
         run = subprocess.run(**_downgraded(judge, command, tmp_path), capture_output=True, text=True, timeout=600)
         if run.returncode == 0:
@@ -573,7 +573,7 @@ def test_a_grade_all_killed_mid_grade_leaves_nothing_after_the_next_run(isolatio
     # shared scratch folder of the temp folder, where a judge whose own was private moved them.
     roots = (machine.scratch, Path(tempfile.gettempdir()) / "agl-scratch")
     first = subprocess.Popen([AUTOGRAD_LAB, "grade-all", str(machine.folder.parent), "--out", str(tmp_path / "one"),
-                              *tasks], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              *tasks, "--unkeyed"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                              start_new_session=True)
     try:
         end = time.monotonic() + 120
@@ -589,7 +589,8 @@ def test_a_grade_all_killed_mid_grade_leaves_nothing_after_the_next_run(isolatio
         left = _judge_folders(machine.scratch)
         assert left, "the killed run left no judge's folder (nothing to sweep)"
         second = make_submission(tmp_path / "other-class", "alice", [])
-        run = subprocess.run([AUTOGRAD_LAB, "grade-all", str(second.parent), "--out", str(tmp_path / "two"), *tasks],
+        run = subprocess.run([AUTOGRAD_LAB, "grade-all", str(second.parent), "--out", str(tmp_path / "two"), *tasks,
+                              "--unkeyed"],
                              env=env, capture_output=True, text=True, timeout=300)
         assert run.returncode == 0, run.stderr[-3000:]
         still = [folder for folder in left if folder.exists()]

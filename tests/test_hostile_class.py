@@ -115,12 +115,13 @@ def test_one_student_never_stops_a_class(tmp_path):
 def _shard(folder: Path, rows: list[list[str]], files: dict[str, dict[str, bytes | str]] | None = None,
            header: list[str] | None = None) -> Path:
     """A shard as an older grade-all wrote it (each student's folder beside grades.csv, which merge still reads),
-    with ``rows`` under ``header`` and ``files`` (student -> file name -> content) in the students' folders."""
+    with ``rows`` under ``header`` and ``files`` (student -> file name -> content) in the students' folders. Each row
+    was graded in bubblewrap (its isolation cell), so that merge refuses it for what the case crafted alone."""
     folder.mkdir(parents=True)
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\r\n")
-    writer.writerow(header or ["student", "1.1", "total", "status", "seconds"])
-    writer.writerows(rows)
+    writer.writerow(header or ["student", "1.1", "total", "status", "seconds", "isolation"])
+    writer.writerows(row if header else [*row, "bubblewrap"] for row in rows)
     (folder / "grades.csv").write_text(text.getvalue())
     for student, named in (files or {}).items():
         (folder / student).mkdir(parents=True, exist_ok=True)
@@ -131,7 +132,7 @@ def _shard(folder: Path, rows: list[list[str]], files: dict[str, dict[str, bytes
 
 def _record(student: str, **fields) -> str:
     return json.dumps({"student": student, "status": "graded", "total": 4.0, "scores": {"1.1": 4.0},
-                       "seconds": 1.0, "hash": "", "settings": "", **fields})
+                       "seconds": 1.0, "hash": "", "settings": "", "isolation": "bubblewrap", **fields})
 
 
 def _result(**extra) -> str:

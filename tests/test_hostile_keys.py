@@ -24,7 +24,8 @@ from graders import keys
 from graders.classgrade import batch
 from graders.course import course_file
 from graders.integrations import gradescope
-from graders.judge.checks import ops
+from graders.judge.checks import cost
+from graders.ops import BY_NAME
 from graders.tasks import BY_ID
 
 pytestmark = pytest.mark.slow
@@ -63,7 +64,7 @@ def timed_shapes(key: int | None) -> set[tuple]:
     """The shapes of the large operands the cost rung of 1.4 times for a grade with ``key``: what a student sees on
     their scorecard when the rule is too slow, and passes on."""
     ctx = SimpleNamespace(key=key, task=BY_ID["1.4"])
-    large = ops.cost_operands(ctx, ops.COSTS["1.4"])[1]
+    large = cost.cost_operands(ctx, BY_NAME["matmul"])[1]
     return {tuple(operand.shape for operand in large)}
 
 
@@ -105,7 +106,7 @@ def test_classmates_timed_input_is_no_use_when_each_student_has_a_key_of_their_o
     course = only("1.4", tmp_path / "course.toml")
     keyed = batch.grade_all(own, tmp_path / "keyed", jobs=2, settings=batch.Settings(course=course_file.load(course)))
     assert {r.student: r.scores["1.4"] for r in keyed.records} == {"alice": 5, "mallory": 4}
-    said = json.loads((tmp_path / "keyed" / "mallory" / "results.json").read_text())["tests"][0]["output"]
+    said = json.loads((tmp_path / "keyed" / "students" / "mallory" / "results.json").read_text())["tests"][0]["output"]
     assert "too slow" in said or "did not finish" in said, said
 
 

@@ -1,6 +1,6 @@
 """Does the class report's list of similar submissions hold copies, and only copies (graders/classgrade/similarity.py)?
 
-The class: the reference solution, each correct style of tests/corpus_correct/ (its tensor.py; its other modules the
+The class: the reference solution, each correct style of tests/corpus_correct/ (its own modules; its other modules the
 stubs), a copy of the reference with every name of its own changed and its comments dropped, and a student who
 handed in the stubs. Only the copy and the reference are a pair; no two correct solutions are, and the stubs share
 nothing but the given code. The report shows the pair's fractions and each side of the shared code, escaped.
@@ -75,7 +75,7 @@ def corpus_class() -> dict[str, dict[str, str]]:
     code = {"reference": reference, "renamed-copy": {m: renamed(t) for m, t in reference.items()},
             "stubs": stubs()}
     for style in STYLES:
-        code[f"style-{style}"] = {**stubs(), "tensor": (CORRECT / style / "tensor.py").read_text()}
+        code[f"style-{style}"] = {**stubs(), **{path.stem: path.read_text() for path in (CORRECT / style).glob("*.py")}}
     return code
 
 
@@ -93,12 +93,13 @@ def reference_based(style: str) -> bool:
 def test_the_renamed_copy_is_flagged_and_no_two_correct_solutions_are(pairs):
     """Is the reference and its renamed copy a pair, with most of each one's own code shared, and are the correct
     styles written apart never a pair, with each other or with the reference? (A style that says it is the
-    reference's code but for one part is a pair with the reference and its copy: it is that code.)"""
+    reference's code but for one part is a pair with the reference, and may be with its copy: it is that code.)"""
     print("\n".join(f"{p.first} · {p.second}: {p.fractions[0]:.0%} · {p.fractions[1]:.0%}" for p in pairs))
     based = [f"style-{style}" for style in STYLES if reference_based(style)]
-    expected = {("reference", "renamed-copy")} | {(who, style) for style in based for who in ("reference",
-                                                                                             "renamed-copy")}
-    assert {(p.first, p.second) for p in pairs} == expected
+    found = {(p.first, p.second) for p in pairs}
+    must = {("reference", "renamed-copy")} | {("reference", style) for style in based}
+    may = {("renamed-copy", style) for style in based}  # as much of the copy as the part the style kept
+    assert must <= found <= must | may, found
     copy = next(p for p in pairs if (p.first, p.second) == ("reference", "renamed-copy"))
     assert min(copy.fractions) > 0.7
     assert {m.module for m in copy.files} == set(GRADED_MODULES)
@@ -164,7 +165,7 @@ def test_grade_all_keeps_the_graded_code_and_merge_carries_it(tmp_path):
     folder = tmp_path / "out" / gradebook.STUDENTS / "ana"
     batch.keep_code(batch.intake.Submission("ana", subs / "ana"), folder)
     assert sorted(p.name for p in (folder / gradebook.CODE).iterdir()) == sorted(f"{m}.py" for m in GRADED_MODULES)
-    record = Record("ana", "graded", 4.0, {"1.1": 4.0}, 1.0)
+    record = Record("ana", "graded", 4.0, {"1.1": 4.0}, 1.0, isolation="bubblewrap")
     gradebook.save_record(folder, record)
     gradebook.write_csv(tmp_path / "out" / gradebook.CSV_NAME, [record], ("1.1",))
     (folder / gradebook.CODE / "evil.sh").write_text("rm -rf /\n")

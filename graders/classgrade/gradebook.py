@@ -173,7 +173,7 @@ def record_from(data) -> Record:
     if not isinstance(data, dict):
         raise ValueError(msg.MERGE_RECORD_NOT_OBJECT)
     fields = {"student": str, "status": str, "total": float, "scores": dict, "seconds": float, "hash": str,
-              "settings": str}
+              "settings": str, "isolation": str}
     unknown = sorted(set(data) - set(fields))
     if unknown or "student" not in data or "status" not in data:
         raise ValueError(msg.MERGE_RECORD_FIELDS.format(fields=", ".join(fields)))

@@ -242,7 +242,7 @@ def run(submission: Path, results: Path, course_path: Path | None = None, metada
             result = not_graded(msg.GRADESCOPE_NOT_GRADED.format(why=error), total)
         except sandbox.Unavailable as error:
             print(error, file=sys.stderr)  # the autograder's log, for the instructor
-            atomic_write(results, scorecard.dumps(not_graded(msg.GRADESCOPE_REFUSED.format(why=error), total)))
+            atomic_write(results, scorecard.dumps(not_graded(msg.GRADESCOPE_NO_SANDBOX.format(why=error), total)))
             return 1
         except ValueError as error:  # no key, no course, no metadata: refused, said so
             result = not_graded(msg.GRADESCOPE_REFUSED.format(why=error), total)
