@@ -122,7 +122,7 @@ def test_the_command_line_from_inside_a_hostile_submission(entry: Hostile, isola
     try:
         start = children_cpu()
         run = subprocess.run([AUTOGRAD_LAB, "grade", ".", "--results", str(out),
-                              "--tasks", ",".join(entry.tasks), "--isolation", isolation, "--unkeyed"],
+                              "--tasks", ",".join(entry.tasks), "--isolation", isolation],
                              cwd=machine.folder, env=env, capture_output=True, text=True,
                              timeout=HANG_FACTOR * (entry.bound + CLI_SLACK))
         seconds = children_cpu() - start
