@@ -391,7 +391,7 @@ TENSOR = (
             "node.grad = np.array(g, dtype=np.float64) if node.grad is None",
             "node.grad = np.array(g) if node.grad is None", ("2.2",),
             "stores what reaches a leaf in its own dtype: an op whose rule returns integers leaves an integer .grad, "
-            "where PyTorch's is float64 (a mutant the graders let through, issue 27)"),
+            "where PyTorch's is float64 (a mutant the graders once let through)"),
     _tensor("engine_frees_graph", "            for parent, pg in zip(node._parents, node._backward(g)):\n",
             "            parents, node._parents = node._parents, ()\n"
             "            for parent, pg in zip(parents, node._backward(g)):\n", ("2.2",),

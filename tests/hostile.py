@@ -873,7 +873,7 @@ _UNPRIVILEGED = _os.getuid() != 0 and _os.geteuid() != 0
 def _asks_for_a_larger_run(hidden: int) -> str:
     """A reference train.py whose fit first asks the given train_epoch (the judge's, while fit is graded) for one
     epoch of a 1-``hidden``-1 network on 100,000 rows, in batches of 400, swallows whatever comes of it, then trains
-    honestly: issue 26's attack on the judge's memory."""
+    honestly: an attack on the judge's memory, which once ran the judge out of it."""
     return '''
 _honest_fit = fit
 
@@ -1683,7 +1683,7 @@ def unbroadcast(grad, shape):
     return _unbroadcast_honest(grad, shape)
 '''),), ("1.1", "1.6"), earns=("1.6",), says=("right, but too slow",), load=False, keeps=(("1.1", 3.0),)),
     Hostile(
-        # Issue 27: the rung once timed its yardstick, numpy's sum, in the worker, through worker.verbs_tensor's
+        # The rung once timed its yardstick, numpy's sum, in the worker, through worker.verbs_tensor's
         # numpy; with that numpy swapped, an unbroadcast 684 times too slow passed. The rule burns only once the
         # swap took: should the worker's modules ever be out of reach, the entry passes 1.1 and its test fails.
         "yardstick_numpy_slowed", "an unbroadcast that burns 0.03 s of CPU a call on large gradients (a thousand "
@@ -1792,7 +1792,7 @@ Tensor.tanh = _tanh_in_a_daemon
 '''),), ("1.5", "1.6"), earns=("1.5",), says=("right, but too slow", "did not finish"), load=False,
         keeps=(("1.6", 4.0),)),
     Hostile(
-        # Issue 27: the rung once divided by the student's own forward, timed in the worker: a slow rule beside a
+        # The rung once divided by the student's own forward, timed in the worker: a slow rule beside a
         # forward slowed as much passed 1.6 at 756 times numpy's tanh.
         "yardstick_forward_slowed", "a tanh rule that burns 0.1 s of CPU a call on large inputs (hundreds of times "
         "numpy's tanh), beside a tanh forward that burns as much: a yardstick of the student's own forward grows "
@@ -1827,7 +1827,7 @@ Tensor.tanh = _tanh_slow_both_ways
 '''),), ("1.5", "1.6"), earns=("1.5",), says=("right, but too slow", "did not finish"), load=False,
         keeps=(("1.6", 4.0),)),
     Hostile(
-        # Issue 27: exact sums at O(inputs x outputs) once passed 1.1 on the rung's fixed (300, 300) gradient and
+        # Exact sums at O(inputs x outputs) once passed 1.1 on the rung's fixed (300, 300) gradient and
         # its 0.5 s of slack. The rung now also sums a (2, s, t) gradient to (s, t), where every entry is an output.
         "unbroadcast_by_broadcast_to", "an unbroadcast by finite differences of np.broadcast_to: exact sums, but a "
         "sum over the whole gradient for every entry of the target", "solutions", (("tensor.py", "append", '''
@@ -2145,26 +2145,29 @@ raise RuntimeError("REWRITE written=%d denied=%d" % (len(_written), _denied))
 """),), ("1.1", "2.1"), check=_rewrite_check),
     Hostile(
         "engine_by_confession", "the stubs, with the worker's engine requests answered by the submission itself "
-        "(issue 27): graphs by a reverse sweep over the request's data, the error and no_grad() probes by the "
-        "answers they expect, and the drawn programs as best it can without an engine", "stubs",
+        "(the engine's answers were once the worker's word): graphs by a reverse sweep over the request's data, the "
+        "error and no_grad() probes by the answers they expect, and the drawn programs as best it can without an "
+        "engine", "stubs",
         (("tensor.py", "append", _ENGINE_BY_CONFESSION),), ("2.2", "2.3"), bound=40),
     Hostile(
         "torch_modes_by_confession", "the reference, with a fit_torch that validates in train mode with grad on "
-        "and then rewrites the worker's notes of the modes (issue 27): the notes said eval and no_grad", "solutions",
+        "and then rewrites the worker's notes of the modes (once believed): the notes said eval and no_grad",
+        "solutions",
         (("torch_loop.py", "append", _TORCH_MODES_BY_CONFESSION),), ("6.1",), bound=40),
     Hostile(
         "pickle_by_confession", "the reference, loading checkpoints with pickles allowed (np.load patched), then "
-        "clearing the worker's note that a pickle ran (issue 27: the note was the worker's word)", "solutions",
+        "clearing the worker's note that a pickle ran (the note was once the worker's word)", "solutions",
         (("train.py", "append", _PICKLE_BY_CONFESSION),), ("5.5",), bound=40),
     Hostile(
         "checkpoint_in_memory", "the reference, whose _load_checkpoint puts back the weights this process kept in "
-        "memory at its last save, over those of the file (issue 27: whether fit resumed from the file was never "
+        "memory at its last save, over those of the file (whether fit resumed from the file was once never "
         "seen)", "solutions", (("train.py", "append", _CHECKPOINT_IN_MEMORY),), ("5.4", "5.5"), earns=("5.4",),
         bound=40, says=("not from those in the file",)),
     Hostile(
         "checkpoint_by_confession", "a checkpoint saved at path + '.npz', with os.path.isfile, os.path.exists and "
-        "np.load sent there, so every reader in the worker finds it at the path (issue 27: the file at the path "
-        "was the worker's word)", "solutions", (("train.py", "append", _CHECKPOINT_BY_CONFESSION),), ("5.4", "5.5"),
+        "np.load sent there, so every reader in the worker finds it at the path (the file at the path "
+        "was once the worker's word)", "solutions", (("train.py", "append", _CHECKPOINT_BY_CONFESSION),),
+        ("5.4", "5.5"),
         earns=("5.4",), bound=40, says=("there is no file at 'checkpoint'",)),
     Hostile(
         "checkpoint_link_out", "the reference, saving its checkpoint beside the path and leaving at the path an "
@@ -2173,12 +2176,12 @@ raise RuntimeError("REWRITE written=%d denied=%d" % (len(_written), _denied))
         ("5.4", "5.5"), earns=("5.4",), bound=40, says=("is a symbolic link, not the checkpoint file",)),
     Hostile(
         "oracle_for_a_larger_run", "the reference, with a fit that asks the given train_epoch (the judge's) for "
-        "one epoch of a 1-2080-1 network on 100,000 rows, and swallows what comes of it (issue 26: the judge at "
+        "one epoch of a 1-2080-1 network on 100,000 rows, and swallows what comes of it (the judge once reached "
         "5.1 GB)", "solutions", (("train.py", "append", _asks_for_a_larger_run(2080)),), ("5.1", "5.4", "5.5"),
         earns=("5.1",), bound=40, says=("1-2080-1 network on 100,000 rows; the checks' runs use at most",),
         check=_oracle_check(2080)),
     Hostile(
-        "oracle_out_of_memory", "the same fit asking for a 1-66666-1 network on 100,000 rows (issue 26: a grader "
+        "oracle_out_of_memory", "the same fit asking for a 1-66666-1 network on 100,000 rows (once a grader "
         "error, the judge out of memory)", "solutions", (("train.py", "append", _asks_for_a_larger_run(66666)),),
         ("5.1", "5.4", "5.5"), earns=("5.1",), bound=40,
         says=("1-66666-1 network on 100,000 rows; the checks' runs use at most",), check=_oracle_check(66666)),

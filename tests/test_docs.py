@@ -295,7 +295,7 @@ def outside_citations(path: Path, text: str) -> list[str]:
 
 
 # Citations inside a sentence a grade prints, not in a comment or a docstring: changing one changes graders' output,
-# so it moves with the sentence into graders/messages.py (issue 29, item 3), not here. Each entry must still be
+# so it moves with the sentence into graders/messages.py, not here. Each entry must still be
 # found, so that the entry goes when the sentence does.
 IN_GRADERS_OUTPUT = {
     ("graders/messages.py", "\"autodiff library (" + "contract" + ".md)\""),

@@ -256,7 +256,7 @@ def test_the_helper_answers_as_the_reference_run(large_helper):
 
 @pytest.mark.slow
 def test_a_run_past_the_helpers_memory_fails_as_the_askers_and_the_helper_goes_on(large_helper):
-    """Issue 26's 1-66666-1 network on 100,000 rows, which put the judge out of memory: the helper's cap stops it,
+    """The 1-66666-1 network on 100,000 rows that once put the judge out of memory: the helper's cap stops it,
     the asker gets ORACLE_OUT_OF_MEMORY, and the same helper answers the next request."""
     args = {"params": network(1, 66666, 1), "loss": "mse", "batches": batches(100_000, 100_000)}
     with pytest.raises(oracles.Failed, match="^the given evaluate your fit asked for ran out of its memory") as failed:

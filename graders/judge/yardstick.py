@@ -4,11 +4,11 @@ runs.
 A cost rung (graders.judge.checks.cost) allows a rule a multiple of what numpy takes for the op itself. That
 baseline cannot come from the worker: student code shares the worker's process and can slow anything there down (its
 own forward, numpy's ``sum``, the verb that times it), so a baseline taken there is a yardstick the student holds
-(issue 27: a rule 684 times too slow passed next to a numpy whose ``sum`` burned CPU). Here it is taken by a process
+(a rule 684 times too slow once passed next to a numpy whose ``sum`` burned CPU). Here it is taken by a process
 of the judge's own, a fresh ``python -I`` that imports numpy, this module, the op registry (numpy's own version of
 each op, graders/ops.py) and the wire format only, on one BLAS thread as a worker is, from the judge's own arrays:
 the median of ``ROUNDS`` rounds' CPU time (``time.thread_time``) after a warm-up round. One such process serves a
-judge for its life (issue 31: one interpreter and numpy import a judge, not one a measurement): started with a grade
+judge for its life (one interpreter and one numpy import a judge, not one a measurement): started with a grade
 whose tasks have cost rungs, so that its start overlaps the judge's own, and asked one measurement at a time. A
 judge process measures each (op, inputs) once and keeps the figure (``measure``), so a class graded with one key
 measures each rung once.

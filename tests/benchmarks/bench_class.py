@@ -109,7 +109,7 @@ class TreeMemory:
 
 
 def grade_all(class_dir: Path, out: Path, jobs: int) -> dict:
-    # --unkeyed: one shared key, so that the figures stay comparable with the earlier rounds' (a course file's keys,
+    # --unkeyed: one shared key, so that the figures stay comparable across runs (a course file's keys,
     # one per student, draw each student's inputs on their first grade: docs/design.md's Scale)
     command = [AUTOGRAD_LAB, "grade-all", str(class_dir), "--out", str(out), "--jobs", str(jobs), "--unkeyed"]
     start = time.perf_counter()

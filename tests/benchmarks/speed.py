@@ -1,4 +1,4 @@
-"""Issue 31's speed figures: where a grade's CPU goes, and each target timed next to `python -c "import torch"`.
+"""The speed figures: where a grade's CPU goes, and each target timed next to `python -c "import torch"`.
 
     python tests/benchmarks/speed.py [--only breakdown,grade,class,shard,nbgrader] [--repeats 3] [--students 100]
                                      [--small 20] [--jobs 2] [--shard-class 500] [--shards 8] [--cold]
@@ -78,7 +78,7 @@ from graders.judge.examples_cache import CACHE_ENV
 SUBBENCHMARKS = ("breakdown", "grade", "class", "shard", "nbgrader")
 IMPORT_TORCH = [sys.executable, "-c", "import torch"]
 NBGRADER_IMPORT = [sys.executable, "-c", "import nbgrader.apps"]  # what `nbgrader` imports before it reads a config
-# Issue 31's targets, every one a ratio: a grade at most 2x `import torch`; a class 1.0x `import torch` a submission
+# The speed targets, every one a ratio: a grade at most 2x `import torch`; a class 1.0x `import torch` a submission
 # a core, which is 90 a minute on 2 cores where `import torch` takes TORCH_SECONDS (the minute scaled by that ratio),
 # and flat with the class's size (a submission of the big class at most FLAT x one of the small); nbgrader's
 # one-student command at most its own start plus the CLI plus NBGRADER_EXTRA seconds; what is not the student's code
@@ -286,8 +286,8 @@ def breakdown_reference(cache: ExamplesCache, examples: list[int]) -> None:
 
 def breakdown_class(cache: ExamplesCache, students: int, jobs: int,
                     examples: list[int]) -> tuple[list[Target], list[float]]:
-    """A class graded with grade-all: each task's mean over the class, a submission's medians, and target 2 of
-    issue 31: what is not the student's code costs at most what the student's code does (median over the class;
+    """A class graded with grade-all: each task's mean over the class, a submission's medians, and the second
+    target: what is not the student's code costs at most what the student's code does (median over the class;
     each submission charged its share of what no grade holds: the judges' starts, the pool). Also the CPU seconds
     of each submission's own code, for ``breakdown_floor``."""
     class_dir = cache.scratch / "breakdown-class"
@@ -599,7 +599,7 @@ def run(only: list[str], repeats: int, students: int, jobs: int, cold: bool, sma
         sharded: tuple[int, int] = (500, 8)) -> bool:
     """Measure the sub-benchmarks in ``only`` and print the report; whether every target passed."""
     load_before = load()
-    print(f"speed (issue 31): {', '.join(only)}; repeats {repeats}; cores {os.cpu_count()}; "
+    print(f"speed: {', '.join(only)}; repeats {repeats}; cores {os.cpu_count()}; "
           f"load average {load_before}")
     print(f"{versions()}; commands: {CLI[0]}, {NBGRADER[0]}")
     examples: list[int] = []
