@@ -21,6 +21,7 @@ import pytest
 from test_corpus_correct import styles, submission
 
 from graders.classgrade import batch
+from graders.classgrade.gradebook import student_dir
 from graders.isolation import sandbox
 from graders.judge import examples_cache
 from graders.paths import EXERCISES, SOLUTIONS
@@ -65,8 +66,9 @@ def differences(quiet, busy, students) -> list[str]:
     """Each student whose results.json differs between the two runs, with the tasks whose outcome differs."""
     found = []
     for student in students:
-        mine, theirs = (json.loads((out / student / "results.json").read_text()) for out in (quiet, busy))
-        if (quiet / student / "results.json").read_bytes() != (busy / student / "results.json").read_bytes():
+        mine, theirs = (json.loads((student_dir(out, student) / "results.json").read_text()) for out in (quiet, busy))
+        if (student_dir(quiet, student) / "results.json").read_bytes() != \
+                (student_dir(busy, student) / "results.json").read_bytes():
             tasks = [f"{a['number']} {a['score']:g} -> {b['score']:g}: {b['output'].splitlines()[0][:140]}"
                      for a, b in zip(mine["tests"], theirs["tests"]) if a != b]
             found.append(f"{student} ({mine['score']:g} -> {theirs['score']:g}): " + "; ".join(tasks))
