@@ -1176,6 +1176,32 @@ if _copied is not None:
     exec(compile(_copied, "classmate.py", "exec"), globals())
 """
 
+# unbroadcast and @ computed by torch, once the submission's _torch() found it somewhere (two entries' attacks).
+RULES_BY_TORCH = '''
+
+def unbroadcast(grad, shape):
+    torch = _torch()
+    g = torch.from_numpy(np.asarray(grad, dtype=np.float64))
+    return (g.sum_to_size(tuple(shape)) if len(shape) else g.sum()).numpy()
+
+
+def _matmul_by_torch(self, other):
+    torch = _torch()
+    a = torch.tensor(self.data, requires_grad=True)
+    b = torch.tensor(other.data, requires_grad=True)
+    product = a @ b
+
+    def backward(g):
+        ga, gb = torch.autograd.grad(product, (a, b), torch.from_numpy(np.asarray(g, dtype=np.float64)),
+                                     retain_graph=True)
+        return ga.numpy(), gb.numpy()
+
+    return op(product.detach().numpy(), (self, other), backward)
+
+
+Tensor.__matmul__ = _matmul_by_torch
+'''
+
 # A torch the judge never listed: another environment's, the base interpreter's, the system's.
 TORCH_FROM_ANOTHER_ENVIRONMENT = """
 def _torch():
@@ -1207,29 +1233,7 @@ def _torch():
             sys.path.remove(folder)
     raise RuntimeError("no torch: " + "; ".join(tried)[:400])
 
-
-def unbroadcast(grad, shape):
-    torch = _torch()
-    g = torch.from_numpy(np.asarray(grad, dtype=np.float64))
-    return (g.sum_to_size(tuple(shape)) if len(shape) else g.sum()).numpy()
-
-
-def _matmul_by_torch(self, other):
-    torch = _torch()
-    a = torch.tensor(self.data, requires_grad=True)
-    b = torch.tensor(other.data, requires_grad=True)
-    product = a @ b
-
-    def backward(g):
-        ga, gb = torch.autograd.grad(product, (a, b), torch.from_numpy(np.asarray(g, dtype=np.float64)),
-                                     retain_graph=True)
-        return ga.numpy(), gb.numpy()
-
-    return op(product.detach().numpy(), (self, other), backward)
-
-
-Tensor.__matmul__ = _matmul_by_torch
-"""
+""" + RULES_BY_TORCH
 
 # A pytest plugin of the submission's own, where `python -m pytest -p graders.integrations.pytest_plugin`, run from
 # inside the submission, would import it: every task passes, 100/100, and a JUnit file without a failure.
@@ -1904,29 +1908,7 @@ def _torch():
         tried.append(init + ": absent")
     raise RuntimeError("no torch: " + "; ".join(tried)[:400])
 
-
-def unbroadcast(grad, shape):
-    torch = _torch()
-    g = torch.from_numpy(np.asarray(grad, dtype=np.float64))
-    return (g.sum_to_size(tuple(shape)) if len(shape) else g.sum()).numpy()
-
-
-def _matmul_by_torch(self, other):
-    torch = _torch()
-    a = torch.tensor(self.data, requires_grad=True)
-    b = torch.tensor(other.data, requires_grad=True)
-    product = a @ b
-
-    def backward(g):
-        ga, gb = torch.autograd.grad(product, (a, b), torch.from_numpy(np.asarray(g, dtype=np.float64)),
-                                     retain_graph=True)
-        return ga.numpy(), gb.numpy()
-
-    return op(product.detach().numpy(), (self, other), backward)
-
-
-Tensor.__matmul__ = _matmul_by_torch
-'''),), ("1.1", "1.4", "2.1"), says=("no torch",)),
+''' + RULES_BY_TORCH),), ("1.1", "1.4", "2.1"), says=("no torch",)),
     Hostile(
         "judge_in_the_submission", "carries its own graders/ package (a judge that prints 100 and writes a perfect "
         "results.json) and numpy.py, torch.py, hypothesis.py, hashlib.py, pathlib.py, sitecustomize.py: run from "
