@@ -780,7 +780,7 @@ ISOLATION_PARTS = {
     "judge_uid": "the judge's own uid (no bubblewrap: it can read and write what the judge can, other students' files "
                  "included)",
 }
-# How workers start (graders.isolation.forkserver.describe) and the budgets over a grade
+# How workers start (graders.isolation.fork_servers.describe) and the budgets over a grade
 # (graders.isolation.budget.describe).
 WORKERS_COLD_SWITCH = "each a fresh interpreter ({switch}=off)"
 WORKERS_COLD = "each a fresh interpreter (workers are forked only where the judge runs as root with bubblewrap)"

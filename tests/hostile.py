@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graders.isolation import forkserver, uids
+from graders.isolation import fork_servers, uids
 from graders.judge import oracles, yardstick
 from graders.judge.grade import ERROR, PASSED, Report, grade
 from graders.paths import EXERCISES, REPO, SOLUTIONS
@@ -840,7 +840,8 @@ def _probe():
     try:
         words = open("/proc/self/cmdline", "rb").read().decode(errors="replace").split("\\0")
         # After the interpreter (wherever it is installed): nothing of a fork server or a judge's folders.
-        command = sorted(w[:40] for w in words[1:] if any(t in w for t in ("zygote", "serve_forks", "agl-", "@REPO@")))
+        command = sorted(w[:40] for w in words[1:]
+                         if any(t in w for t in ("fork_server", "serve_forks", "agl-", "@REPO@")))
     except OSError:
         command = ["unreadable"]
     found = {}
@@ -2240,12 +2241,12 @@ def descendants(table: dict, root: int) -> set[int]:
 
 def ours(table: dict, needles: tuple[str, ...]) -> set[int]:
     """The processes this test is answerable for: its descendants, and any whose command line names one of
-    ``needles`` (the scratch folder, the marker); never the judge's own fork servers (graders.isolation.forkserver),
+    ``needles`` (the scratch folder, the marker); never the judge's own fork servers (graders.isolation.fork_servers),
     its helper for train_epoch and evaluate (graders.judge.oracles) or its cost rungs' yardstick
     (graders.judge.yardstick), which a first grade in this process starts and every later one uses."""
     found = descendants(table, os.getpid())
     found |= {pid for pid, (_, _, command) in table.items() if any(n and n in command for n in needles)}
-    return found - forkserver.pids() - oracles.pids() - yardstick.pids()
+    return found - fork_servers.pids() - oracles.pids() - yardstick.pids()
 
 
 def marked_paths(marker: str, folders) -> list[str]:

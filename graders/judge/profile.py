@@ -27,7 +27,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from graders.isolation import forkserver
+from graders.isolation import fork_servers
 from graders.isolation.processes import PROFILE_ENV, stat_cpu
 from graders.judge import oracles, yardstick
 
@@ -44,7 +44,8 @@ class Reading:
     def __init__(self, profile: Profile, worker=None):
         self.values = {"wall": time.perf_counter(), "judge": _rusage(resource.RUSAGE_SELF),
                        "children": _rusage(resource.RUSAGE_CHILDREN)}
-        for name, pids in (("helper", oracles.pids()), ("servers", forkserver.pids()), ("yardstick", yardstick.pids())):
+        for name, pids in (("helper", oracles.pids()), ("servers", fork_servers.pids()),
+                           ("yardstick", yardstick.pids())):
             for pid in pids:
                 profile.seen[(name, pid)] = max(profile.seen.get((name, pid), 0.0), stat_cpu(pid))
             self.values[name] = sum(value for (kind, _), value in profile.seen.items() if kind == name)
