@@ -113,9 +113,9 @@ LAYERS = (
      "judge itself. Nothing here computes a grade, knows a verb or an oracle, or imports torch: the judge hands the "
      "handle where each request goes and the answers to its workers' oracle calls."),
     ("judge's numbers", ("graders.judge.reference", "graders.judge.checks.trajectory", "graders.judge.oracles",
-                         "graders.judge.examples_cache", "graders.judge.yardstick", "graders.judge.own_process"),
+                         "graders.judge.examples_cache", "graders.judge.numpy_baseline", "graders.judge.own_process"),
      "Values the judge computes itself, for inputs it chose, where no student code runs: torch's references, the "
-     "loop's expected runs, the oracles' answers to a worker's questions, the kept draws and numpy's yardstick, and "
+     "loop's expected runs, the oracles' answers to a worker's questions, the kept draws and the numpy baseline, and "
      "the processes of the judge's own that compute some of them."),
     ("routing", ("graders.judge.routing",),
      "The judge's side of a worker's requests, handed to the isolation's handle as functions: the process each "

@@ -288,7 +288,7 @@ def _unbroadcast_expected(grad: np.ndarray, target: tuple) -> np.ndarray:
 
 def check_unbroadcast_cost(ctx: Context) -> CheckFailed | None:
     """unbroadcast on large gradients, its CPU time against the judge's own numpy sum of them (graders.judge.
-    yardstick); every answer timed is checked (a wrong one is returned, as by check_cost) against torch's sums,
+    numpy baseline); every answer timed is checked (a wrong one is returned, as by check_cost) against torch's sums,
     kept with the draws as the drawn examples' are: a grade with a kept key imports no torch in the judge for them."""
     sets = unbroadcast_cost_sets(ctx)
     shapes = " and ".join(f"{grad.shape} to {target}" for grad, target in sets[1:])
@@ -308,7 +308,7 @@ def check_unbroadcast_cost(ctx: Context) -> CheckFailed | None:
     wire = [{"grad": grad, "shape": list(target)} for grad, target in sets]
     return timed_rung(ctx, "unbroadcast_cost", {"package": ctx.task.route.package, "sets": wire,
                                                   "repeat": UNBROADCAST_REPEAT},
-                      yardstick=("unbroadcast", [[grad, list(target)] for grad, target in sets], {}),
+                      baseline=("unbroadcast", [[grad, list(target)] for grad, target in sets], {}),
                       timed=f"calling unbroadcast on gradients of shape {shapes}", ratio=UNBROADCAST_COST,
                       head=head, check=check)
 
@@ -340,7 +340,7 @@ def check_cost(ctx: Context, op: Op) -> CheckFailed | None:
                                        operands, kwargs, upstream, with_finite_differences=False)
             check_answer(ctx, case, operands, kwargs, upstream, answer, expected)
 
-    return timed_rung(ctx, "op_cost", args, yardstick=(op.name, [list(operands) for operands in sets], cost.kwargs),
+    return timed_rung(ctx, "op_cost", args, baseline=(op.name, [list(operands) for operands in sets], cost.kwargs),
                       timed=f"calling the backward rule of {cost.text} on inputs of shape {shapes}",
                       ratio=cost.limit, head=head, check=check)
 
