@@ -3,8 +3,8 @@ the same inputs timed where no student code runs (graders.judge.numpy_baseline).
 
 The op tasks' checks (graders/judge/checks/ops.py) time each op's rule with ``timed_rung`` on the inputs made here
 (``cost_operands``, from the op's ``Cost`` in graders/ops.py; ``unbroadcast_cost_sets`` for task 1.1), run the rung
-with ``costed`` before their drawn examples, and charge a rule that is right but too slow with ``charge_cost`` once
-every value is right: the cost rung is worth COST_POINTS of the task.
+with ``run_cost_rung`` before their drawn examples, and charge a rule that is right but too slow with ``charge_cost``
+once every value is right: the cost rung is worth COST_POINTS of the task.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ COST_TIMEOUT_FLOOR = 5.0  # CPU seconds a timed request is given at the least, h
 COST_ATTEMPTS = 3
 
 
-def costed(ctx: Context, rung) -> tuple[CheckFailed | None, CheckFailed | None]:
-    """The cost rung ``rung`` run: (its answer's wrong values, if any, to raise after the drawn examples; its
-    failure for time, to charge once every value is right: ``charge_cost``)."""
+def run_cost_rung(ctx: Context, rung) -> tuple[CheckFailed | None, CheckFailed | None]:
+    """Run the cost rung ``rung`` and sort what it found: (its answer's wrong values, if any, to raise after the
+    drawn examples; its failure for time, to charge once every value is right: ``charge_cost``)."""
     try:
         return rung(ctx), None
     except CheckFailed as failure:

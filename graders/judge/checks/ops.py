@@ -21,7 +21,7 @@ from graders import ops
 from graders.judge import reference
 from graders.judge import strategies as s
 from graders.judge.checks.base import TIGHT, CheckFailed, Context
-from graders.judge.checks.cost import charge_cost, cost_operands, costed, timed_rung, unbroadcast_cost_sets
+from graders.judge.checks.cost import charge_cost, cost_operands, run_cost_rung, timed_rung, unbroadcast_cost_sets
 from graders.ops import UNBROADCAST_COST, UNBROADCAST_REPEAT, Domain, Op
 
 NAMES = "xy"  # the operands, by position, as the stubs name them (x @ w for matmul)
@@ -237,11 +237,11 @@ def rules(ctx: Context) -> None:
 
 def cost_rungs(ctx: Context, task_ops) -> tuple[CheckFailed | None, CheckFailed | None]:
     """The cost rung of each op, in order, up to the first whose timed answer is wrong or too slow: (that wrong
-    answer's failure, that slowness's), as ``costed`` gives them. Each op's figures are kept in the task's data
+    answer's failure, that slowness's), as ``run_cost_rung`` gives them. Each op's figures are kept in the task's data
     under ``costs``."""
     for op in task_ops:
         ctx.data.pop("cost", None)
-        wrong, too_slow = costed(ctx, partial(check_cost, op=op))
+        wrong, too_slow = run_cost_rung(ctx, partial(check_cost, op=op))
         if "cost" in ctx.data:
             ctx.data.setdefault("costs", {})[op.name] = ctx.data["cost"]
         if wrong is not None or too_slow is not None:
@@ -273,7 +273,7 @@ def unbroadcast(ctx: Context) -> None:
 
     one((((2, 3), (3,)), 0))
     one((((4, 2, 3), (2, 1)), 1))
-    wrong_when_timed, too_slow = costed(ctx, check_unbroadcast_cost)
+    wrong_when_timed, too_slow = run_cost_rung(ctx, check_unbroadcast_cost)
     ctx.forall(st.tuples(s.broadcast_targets(), st.integers(0, 2**16)), one, examples=100)
     if wrong_when_timed is not None:  # as check_ops: the drawn inputs' plainer message first
         raise wrong_when_timed
