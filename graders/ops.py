@@ -14,10 +14,10 @@ can name. Everything else is derived from it:
   since neither the worker nor a student's copy may import the graders;
 - the docs' table of forms (docs/contract.md), generated the same way.
 
-Adding an op is its rule in solutions/ (between the markers), one entry here, and its hint in graders/messages.py; a
-new task for it is one row of graders/tasks.py (``op_task``). The forwards are kept as source text, because they are
-written into the generated tables too; this module compiles each once. It imports numpy and the messages only: the
-numpy baseline's process imports it.
+Adding an op is its rule in solutions/ (between the markers), one entry here, and its hint in
+graders/messages/op_tasks.py; a new task for it is one row of graders/tasks.py (``op_task``). The forwards are kept
+as source text, because they are written into the generated tables too; this module compiles each once. It imports
+numpy and the messages only: the numpy baseline's process imports it.
 """
 
 from __future__ import annotations
@@ -175,7 +175,7 @@ def _mistakes(operand: int, *models: tuple[Callable, str]) -> tuple[Mistake, ...
 
 
 # The registry, in the tasks' order; each op's forms in the order they are checked. A hint names what to think
-# about, never the formula (graders/messages.py).
+# about, never the formula (graders/messages/op_tasks.py).
 OPS = (
     Op("add", "1.2", "lambda x, y: x + y", (
         Form("x + y", PAIRS, ([A, B], {}), msg.HINT_ADD),
