@@ -40,7 +40,7 @@ def given_modules() -> dict[str, str]:
 # the views of a result other than the result itself, the class's gradebook, report and exports, the course
 # builders and the course file (its tasks, points and secret are fingerprinted apart: batch.Settings), the
 # integrations and the command line. Every other module, one added later included, counts.
-NOT_VERDICT = ("messages.py", "cli.py", "cli_class.py", "__main__.py", "results/outputs.py", "results/pictures.py",
+NOT_VERDICT = ("messages/", "cli.py", "cli_class.py", "__main__.py", "results/outputs.py", "results/pictures.py",
                "results/classroom.py", "results/mistakes.py", "results/plain.py", "course/", "integrations/",
                "classgrade/report.py", "classgrade/gradebook.py", "classgrade/adjustments.py", "classgrade/lms.py",
                "classgrade/progress.py")

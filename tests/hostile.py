@@ -32,8 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graders.isolation import forkserver, uids
-from graders.judge import oracles, yardstick
+from graders.isolation import fork_servers, uids
+from graders.judge import numpy_baseline, oracles
 from graders.judge.grade import ERROR, PASSED, Report, grade
 from graders.paths import EXERCISES, REPO, SOLUTIONS
 from graders.tasks import BY_ID
@@ -840,7 +840,8 @@ def _probe():
     try:
         words = open("/proc/self/cmdline", "rb").read().decode(errors="replace").split("\\0")
         # After the interpreter (wherever it is installed): nothing of a fork server or a judge's folders.
-        command = sorted(w[:40] for w in words[1:] if any(t in w for t in ("zygote", "serve_forks", "agl-", "@REPO@")))
+        command = sorted(w[:40] for w in words[1:]
+                         if any(t in w for t in ("fork_server", "serve_forks", "agl-", "@REPO@")))
     except OSError:
         command = ["unreadable"]
     found = {}
@@ -1687,12 +1688,12 @@ def unbroadcast(grad, shape):
     return _unbroadcast_honest(grad, shape)
 '''),), ("1.1", "1.6"), earns=("1.6",), says=("right, but too slow",), load=False, keeps=(("1.1", 3.0),)),
     Hostile(
-        # The rung once timed its yardstick, numpy's sum, in the worker, through worker.verbs_tensor's
+        # The rung once timed its numpy baseline, numpy's sum, in the worker, through worker.verbs_tensor's
         # numpy; with that numpy swapped, an unbroadcast 684 times too slow passed. The rule burns only once the
         # swap took: should the worker's modules ever be out of reach, the entry passes 1.1 and its test fails.
-        "yardstick_numpy_slowed", "an unbroadcast that burns 0.03 s of CPU a call on large gradients (a thousand "
+        "baseline_numpy_slowed", "an unbroadcast that burns 0.03 s of CPU a call on large gradients (a thousand "
         "times numpy's sum), with the worker's numpy (worker.verbs_tensor.np, and numpy.sum itself) swapped for "
-        "one whose sum burns as much: a yardstick timed in the worker grows with the rule", "solutions",
+        "one whose sum burns as much: a baseline timed in the worker grows with the rule", "solutions",
         (("tensor.py", "append", '''
 import sys as _sys
 import time as _time
@@ -1798,8 +1799,8 @@ Tensor.tanh = _tanh_in_a_daemon
     Hostile(
         # The rung once divided by the student's own forward, timed in the worker: a slow rule beside a
         # forward slowed as much passed 1.6 at 756 times numpy's tanh.
-        "yardstick_forward_slowed", "a tanh rule that burns 0.1 s of CPU a call on large inputs (hundreds of times "
-        "numpy's tanh), beside a tanh forward that burns as much: a yardstick of the student's own forward grows "
+        "baseline_forward_slowed", "a tanh rule that burns 0.1 s of CPU a call on large inputs (hundreds of times "
+        "numpy's tanh), beside a tanh forward that burns as much: a baseline of the student's own forward grows "
         "with the rule", "solutions", (("tensor.py", "append", '''
 import time as _time
 
@@ -2222,12 +2223,12 @@ def descendants(table: dict, root: int) -> set[int]:
 
 def ours(table: dict, needles: tuple[str, ...]) -> set[int]:
     """The processes this test is answerable for: its descendants, and any whose command line names one of
-    ``needles`` (the scratch folder, the marker); never the judge's own fork servers (graders.isolation.forkserver),
-    its helper for train_epoch and evaluate (graders.judge.oracles) or its cost rungs' yardstick
-    (graders.judge.yardstick), which a first grade in this process starts and every later one uses."""
+    ``needles`` (the scratch folder, the marker); never the judge's own fork servers (graders.isolation.fork_servers),
+    its helper for train_epoch and evaluate (graders.judge.oracles) or its cost rungs' numpy baseline
+    (graders.judge.numpy_baseline), which a first grade in this process starts and every later one uses."""
     found = descendants(table, os.getpid())
     found |= {pid for pid, (_, _, command) in table.items() if any(n and n in command for n in needles)}
-    return found - forkserver.pids() - oracles.pids() - yardstick.pids()
+    return found - fork_servers.pids() - oracles.pids() - numpy_baseline.pids()
 
 
 def marked_paths(marker: str, folders) -> list[str]:

@@ -56,7 +56,7 @@ def repository(tmp_path_factory) -> Path:
     edit(root / "graders" / "tasks.py", '    op_task("1.8", "backward of reshape and .T", 3),\n',
          '    op_task("1.8", "backward of reshape and .T", 3),\n    op_task("1.9", "backward of softplus", 3),\n')
     hint = 'HINT_SOFTPLUS = "softplus\'s slope is a function task 1.6 has"\n'
-    edit(root / "graders" / "messages.py", "HINT_T = ", hint + "HINT_T = ")
+    edit(root / "graders" / "messages" / "op_tasks.py", "HINT_T = ", hint + "HINT_T = ")
     run(root, "build-exercises")
     return root
 

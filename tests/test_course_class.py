@@ -61,9 +61,10 @@ def test_only_what_decides_a_verdict_is_in_the_gradebooks_fingerprint(tmp_path):
     copy = tmp_path / "graders"
     shutil.copytree(paths.HERE, copy, ignore=shutil.ignore_patterns("__pycache__", "given"))
     before = paths.graders_fingerprint(copy, paths.GIVEN)
-    messages = copy / "messages.py"
+    messages = copy / "messages" / "checks.py"
     messages.write_text(messages.read_text().replace("HINT_RECURSION = \"find", "HINT_RECURSION = \"look for"))
-    for edited in ("results/pictures.py", "course/release.py", "integrations/gradescope.py"):
+    for edited in ("messages/class_mistakes.py", "results/pictures.py", "course/release.py",
+                   "integrations/gradescope.py"):
         with open(copy / edited, "a") as f:
             f.write("# reworded\n")
     assert paths.graders_fingerprint(copy, paths.GIVEN) == before

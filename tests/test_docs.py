@@ -295,10 +295,10 @@ def outside_citations(path: Path, text: str) -> list[str]:
 
 
 # Citations inside a sentence a grade prints, not in a comment or a docstring: changing one changes graders' output,
-# so it moves with the sentence into graders/messages.py, not here. Each entry must still be
+# so it moves with the sentence into graders/messages/, not here. Each entry must still be
 # found, so that the entry goes when the sentence does.
 IN_GRADERS_OUTPUT = {
-    ("graders/messages.py", "\"autodiff library (" + "contract" + ".md)\""),
+    ("graders/messages/checks.py", "\"autodiff library (" + "contract" + ".md)\""),
 }
 
 
@@ -307,7 +307,8 @@ def test_no_file_of_the_repository_cites_a_file_outside_it():
     repository: no folder outside it, and no design page by a bare name that is no file of it (docs/contract.md
     and docs/design.md are)?"""
     files = tracked_text_files()
-    assert len(files) > 100 and REPO / "graders" / "messages.py" in files, f"only {len(files)} text files found"
+    found = len(files) > 100 and REPO / "graders" / "messages" / "__init__.py" in files
+    assert found, f"only {len(files)} text files found"
     problems, printed = [], set()
     for path in files:
         name = path.relative_to(REPO).as_posix()
@@ -394,7 +395,7 @@ def strings_of(value) -> set[str]:
 def test_every_failure_message_the_docs_quote_is_the_pinned_one():
     """Is every failure message that README.md or a page of docs/ quotes, whose first line is that of a message
     pinned in tests/snapshots/, that pinned message (whole, or an excerpt where `  ...` marks lines left out)? And
-    does every other quoted message end with a hint graders/messages.py holds?"""
+    does every other quoted message end with a hint graders/messages/ holds?"""
     hints = {text for value in vars(messages).values() for text in strings_of(value)}
     problems, pinned = [], []
     for page in PAGES:
@@ -411,7 +412,7 @@ def test_every_failure_message_the_docs_quote_is_the_pinned_one():
                     continue
                 for line in quoted:
                     if line.startswith("  hint: ") and line[len("  hint: "):] not in hints:
-                        problems.append(f"{where}: its hint is none of graders/messages.py's: {line!r}")
+                        problems.append(f"{where}: its hint is none of graders/messages/'s: {line!r}")
     assert not problems, "\n".join(problems)
     assert ("README.md", MATMUL_SWAPPED) in pinned and ("grading.md", MATMUL_SWAPPED) in pinned, pinned
 

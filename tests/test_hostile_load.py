@@ -18,7 +18,7 @@ import time
 import pytest
 from hostile import BY_NAME, HOSTILE, Machine, assert_earns, graded, ours, process_table
 
-from graders.isolation import forkserver, sandbox
+from graders.isolation import fork_servers, sandbox
 from graders.judge import oracles
 from graders.judge.grade import grade
 from graders.paths import EXERCISES, SOLUTIONS
@@ -53,8 +53,8 @@ def test_twenty_hostile_submissions_back_to_back(isolation, tmp_path, monkeypatc
     entries = load_entries(isolation)
     assert len(entries) == 20
     grade(SOLUTIONS, task_ids=HONEST_TASKS, isolation=isolation)  # warm: imports, torch's own files
-    if forkserver.usable(sandbox.choose(isolation)):
-        forkserver.start(torch_too=True)  # the judge's fork servers, kept from grade to grade: one socket each
+    if fork_servers.usable(sandbox.choose(isolation)):
+        fork_servers.start(torch_too=True)  # the judge's fork servers, kept from grade to grade: one socket each
     oracles.start()  # the judge's helper for train_epoch and evaluate (weights_made_in_advance grades 5.4): two pipes
     fds, processes = open_fds(), ours(process_table(), (str(tmp_path),))
     start = time.monotonic()

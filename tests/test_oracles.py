@@ -339,15 +339,15 @@ def _gone(pid: int) -> bool:
 # How each of the judge's own processes is started (graders.judge.own_process), and what asks it to start one.
 JUDGES_OWN = {
     "helper": "from graders.judge import oracles as own; own.start(); own.wait_ready()",
-    "yardstick": "import numpy as np; from graders.judge import yardstick as own; "
-                 "own.measure('exp', [[np.ones(3)]], {}, 1)",
+    "numpy_baseline": "import numpy as np; from graders.judge import numpy_baseline as own; "
+                      "own.measure('exp', [[np.ones(3)]], {}, 1)",
 }
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(JUDGES_OWN))
 def test_a_process_of_the_judges_own_dies_with_its_judge(name):
-    """A judge killed outright (SIGKILL runs no exit handler) takes its helper, and its yardstick, with it."""
+    """A judge killed outright (SIGKILL runs no exit handler) takes its helper, and its numpy baseline, with it."""
     code = (f"import os, signal; {JUDGES_OWN[name]}; "
             "print(*own.pids(), flush=True); os.kill(os.getpid(), signal.SIGKILL)")
     judge = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -15,8 +15,9 @@ from graders import ops, paths
 from graders.tasks import ORACLES, TASKS
 
 GRADERS = paths.HERE
-SUBPACKAGES = ("submission", "isolation", "judge", "worker", "results", "classgrade", "course", "integrations")
-TOP_LEVEL = {"__init__", "__main__", "cli", "cli_class", "cli_options", "pipeline", "tasks", "ops", "messages",
+SUBPACKAGES = ("messages", "submission", "isolation", "judge", "worker", "results", "classgrade", "course",
+               "integrations")
+TOP_LEVEL = {"__init__", "__main__", "cli", "cli_class", "cli_options", "pipeline", "tasks", "ops",
              "paths", "lesson", "files", "entry", "keys"}
 
 
@@ -98,7 +99,7 @@ LAYERS = (
     ("worker", ("graders.worker.*",),
      "The untrusted side: copied into the sandbox alone, it runs student code in its own process, so it imports "
      "nothing of graders outside itself, and the judge takes from it only its wire format (protocol.py)."),
-    ("base", ("graders", "graders.entry", "graders.paths", "graders.files", "graders.messages", "graders.tasks",
+    ("base", ("graders", "graders.entry", "graders.paths", "graders.files", "graders.messages.*", "graders.tasks",
               "graders.ops", "graders.lesson", "graders.cli_options", "graders.keys"),
      "What every layer above may use and that knows nothing of grading: the guard against a graders/ in the working "
      "folder, where the files are, writing a file whole, every sentence, the task table, the op registry, the "
@@ -113,9 +114,9 @@ LAYERS = (
      "judge itself. Nothing here computes a grade, knows a verb or an oracle, or imports torch: the judge hands the "
      "handle where each request goes and the answers to its workers' oracle calls."),
     ("judge's numbers", ("graders.judge.reference", "graders.judge.checks.trajectory", "graders.judge.oracles",
-                         "graders.judge.examples_cache", "graders.judge.yardstick", "graders.judge.own_process"),
+                         "graders.judge.examples_cache", "graders.judge.numpy_baseline", "graders.judge.own_process"),
      "Values the judge computes itself, for inputs it chose, where no student code runs: torch's references, the "
-     "loop's expected runs, the oracles' answers to a worker's questions, the kept draws and numpy's yardstick, and "
+     "loop's expected runs, the oracles' answers to a worker's questions, the kept draws and the numpy baseline, and "
      "the processes of the judge's own that compute some of them."),
     ("routing", ("graders.judge.routing",),
      "The judge's side of a worker's requests, handed to the isolation's handle as functions: the process each "
@@ -322,24 +323,44 @@ def test_every_task_has_public_tests_under_its_marker(task):
     assert written or ops.of_task(task.id)
 
 
-def test_every_message_template_is_defined_once_and_used():
-    """Does messages.py define each template once (a second definition of a name silently replaces the first, as
-    once lost two templates), and is each one used by some module of graders/?"""
-    source = (GRADERS / "messages.py").read_text()
-    names = [target.id for node in ast.parse(source).body if isinstance(node, ast.Assign)
-             for target in node.targets if isinstance(target, ast.Name)]
+MESSAGES = sorted(path for name, path in MODULES.items() if name.startswith("graders.messages."))
+
+
+def template_names(source: str) -> list[str]:
+    """The names a module of graders/messages/ assigns at its top: its templates, each one's id."""
+    return [target.id for node in ast.parse(source).body if isinstance(node, ast.Assign)
+            for target in node.targets if isinstance(target, ast.Name)]
+
+
+def test_every_message_template_is_defined_once_in_the_package_and_used():
+    """Does graders/messages/ define each template once, across all its modules (a second definition of a name
+    silently replaces the first in the one namespace, as once lost two templates), does that namespace hold every one
+    (each module is imported by its __init__.py), and is each one used by some module of graders/?"""
+    from graders import messages as msg
+
+    assert len(MESSAGES) > 5 and all(path.parent.name == "messages" for path in MESSAGES)
+    source = "\n".join(path.read_text() for path in MESSAGES)
+    names = [name for path in MESSAGES for name in template_names(path.read_text())]
     assert sorted(name for name in set(names) if names.count(name) > 1) == []
-    elsewhere = "\n".join(path.read_text() for name, path in MODULES.items() if name != "graders.messages")
+    assert [name for name in names if not hasattr(msg, name)] == [], "templates of a module __init__.py skips"
+    elsewhere = "\n".join(path.read_text() for name, path in MODULES.items()
+                          if not name.startswith("graders.messages"))
     within = {name: source.count(name) for name in names}
     unused = [name for name in names if name not in elsewhere and within[name] < 2]
     assert unused == [], "templates no module uses"
 
 
-# ----- every sentence a student or instructor reads lives in graders/messages.py -----
+def test_a_template_defined_in_two_modules_is_seen():
+    """Can the check above fail: does it see one name assigned in two sources, which one namespace would hide?"""
+    names = template_names('A = "one"\nB = ("two "\n     "lines")\n') + template_names('A = "again"\n')
+    assert sorted(name for name in set(names) if names.count(name) > 1) == ["A"]
 
-# The modules that say things to students and instructors, held to messages.py: the checks (hints, where an expected
-# value came from, their tables of hints), the command line and what the class, results and integrations print or
-# log.
+
+# ----- every sentence a student or instructor reads lives in graders/messages/ -----
+
+# The modules that say things to students and instructors, held to graders/messages/: the checks (hints, where an
+# expected value came from, their tables of hints), the command line and what the class, results and integrations
+# print or log.
 SPEAKERS = sorted({*GRADERS.glob("judge/checks/*.py"), *GRADERS.glob("cli*.py"), *GRADERS.glob("classgrade/*.py"),
                    *GRADERS.glob("integrations/*.py"), *GRADERS.glob("results/*.py")})
 SAYING = {"print", "echo", "secho", "info", "warning", "error", "critical"}  # calls whose text a person reads
@@ -365,7 +386,7 @@ def literal_text(node: ast.AST) -> str | None:
 def literal_sentences(source: str, *, tables: bool = True) -> list[str]:
     """Each string literal (or f-string) of ``source`` with SENTENCE_WORDS English words or more that is printed or
     logged (print, click's echo, a logger), passed as hint= or source=, or, with ``tables``, held in a module-level
-    constant or table (a hint table's sentence): text that belongs in graders/messages.py, as "line: literal".
+    constant or table (a hint table's sentence): text that belongs in graders/messages/, as "line: literal".
     Docstrings are not said to anyone."""
     tree = ast.parse(source)
     said = []
@@ -411,10 +432,10 @@ def check(ctx, out):
 @pytest.mark.parametrize("path", SPEAKERS, ids=lambda path: path.relative_to(GRADERS).as_posix())
 def test_what_a_module_says_to_a_person_comes_from_messages(path):
     """Does each module that speaks to students or instructors take every sentence it prints, logs, passes as a hint
-    or a source, or keeps in a table from graders/messages.py, so that the rule "every sentence lives in messages"
+    or a source, or keeps in a table from graders/messages/, so that the rule "every sentence lives in messages"
     holds (the names of what a check probes, "x.grad after step 2", stay beside the probe)?"""
     tables = path.parent.name == "checks"  # elsewhere a module-level text is a file's template (nbgrader_config.py)
-    assert literal_sentences(path.read_text(), tables=tables) == [], "sentences to move into graders/messages.py"
+    assert literal_sentences(path.read_text(), tables=tables) == [], "sentences to move into graders/messages/"
 # ----- the routes: one per task, in the task table, and the index of where each task lives -----
 
 # A worker package's name ("sub_tensor", "sub_all", "judge_epochs", or a part of one, f"sub_{module}"), which only the
@@ -487,7 +508,7 @@ SENDERS = {"ask": 0, "timed_rung": 1, "Folder": 1}
 
 class CheckSources:
     """What the modules of graders/judge/checks send and say, read from their source: for each definition at a module's
-    top (module, name), the verbs it sends, the templates of graders/messages.py it names (``msg.X``) and the
+    top (module, name), the verbs it sends, the templates of graders/messages/ it names (``msg.X``) and the
     definitions of the checks it uses; so that what a task's check function reaches can be collected."""
 
     def __init__(self):
@@ -530,7 +551,7 @@ class CheckSources:
     def reached(self, module: str, name: str) -> tuple[set[str], set[str]]:
         """The verbs and the templates that check ``module.name`` reaches through the definitions it uses; the
         templates base.py names, which every check shares (a death, a timeout, a wrong value, a hint's line), and
-        messages.py's functions (``header``, ``lines``) left out."""
+        the messages' functions (``header``, ``lines``) left out."""
         seen, todo = set(), [(module, name)]
         while todo:
             key = todo.pop()
@@ -607,7 +628,7 @@ UPDATE_INDEX = os.environ.get("AUTOGRAD_LAB_UPDATE_INDEX") == "1"
 
 
 def registry_templates() -> dict[str, set[str]]:
-    """The templates of graders/messages.py that the op registry (graders/ops.py) gives each op task's ops, read from
+    """The templates of graders/messages/ that the op registry (graders/ops.py) gives each op task's ops, read from
     its source: the ``msg.X`` of each ``Op(...)`` entry, and those of the registry's own definitions it names (a
     ``Cost``'s default hint, ``_mistakes``'s table)."""
     tree = ast.parse(MODULES["graders.ops"].read_text())
@@ -630,7 +651,7 @@ def registry_templates() -> dict[str, set[str]]:
 def task_index() -> str:
     """The entries of the task index: for every task of the table, its stub, its public tests, its notebook check,
     its hidden check, its route (the package, the verbs and the worker's modules that answer them, the judge's
-    answers it may ask for) and the templates of graders/messages.py its check can say (an op task's: those of its
+    answers it may ask for) and the templates of graders/messages/ its check can say (an op task's: those of its
     ops in the op registry too)."""
     sources, table, worker, registry = CheckSources(), check_functions(), worker_verbs(), registry_templates()
     visible = {node.name for node in ast.parse(MODULES["graders.course.cells.visible"].read_text()).body

@@ -15,7 +15,7 @@ from corpus import make_submission
 from hostile import BY_NAME as HOSTILE
 
 from graders import messages as msg
-from graders.isolation import forkserver, sandbox, work_files
+from graders.isolation import fork_servers, sandbox, work_files
 from graders.judge.grade import grade
 from graders.paths import SOLUTIONS
 
@@ -104,7 +104,7 @@ def test_the_checkpoint_is_read_and_changed_from_outside_in_every_way_a_worker_r
     if isolation == "bubblewrap" and not sandbox.bubblewrap_works():
         pytest.skip("bubblewrap cannot make a sandbox here")
     if switch:
-        monkeypatch.setenv(forkserver.SWITCH_ENV, switch)
+        monkeypatch.setenv(fork_servers.SWITCH_ENV, switch)
     assert grade(SOLUTIONS, task_ids=("5.5",), isolation=isolation).results[0].status == "passed"
     (_, _, text), = HOSTILE["checkpoint_in_memory"].files
     in_memory = make_submission(tmp_path, "in_memory", [])

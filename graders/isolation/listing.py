@@ -31,7 +31,7 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
-# What the fork server's placeholder runs inside a sandbox (graders.isolation.forkserver.PLACEHOLDER).
+# What the fork server's placeholder runs inside a sandbox (graders.isolation.fork_servers.PLACEHOLDER).
 PROGRAMS = ("/bin/sh", "sleep")
 PROGRAMS_PATH = "/usr/bin:/bin"
 # Folders that hold installed Python packages: covered wherever a listed folder holds one.

@@ -18,7 +18,7 @@ THREADS_ENV = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
 # glibc's malloc keeps freed arrays of up to 32 MiB for the next allocation instead of handing them back to the
 # kernel: otherwise a rule that holds two large temporaries at once pays a page fault per page for every new one
 # (20 times the arithmetic, measured on 300 x 300 arrays), and a cost rung would time the allocator, not the rule.
-# Workers, fork servers and the cost rungs' yardstick (graders.judge.yardstick) run with it alike.
+# Workers, fork servers and the cost rungs' numpy baseline (graders.judge.numpy_baseline) run with it alike.
 MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(32 * 2**20), "MALLOC_TRIM_THRESHOLD_": str(256 * 2**20)}
 # What a worker (and a fork server) keeps of the judge's environment, and the PATH it gets: never the judge's
 # PATH, which names the judge's folders.

@@ -42,7 +42,7 @@ from typing import Protocol
 import numpy as np
 
 from graders import messages as msg
-from graders.isolation import bubblewrap, budget, forkserver, sandbox, uids, work_files
+from graders.isolation import bubblewrap, budget, fork_servers, sandbox, uids, work_files
 from graders.isolation.processes import (
     CLOCK_TICKS,
     KEPT_ENV,
@@ -284,7 +284,7 @@ def _preexec(limits: Limits, drop, join=lambda: None):
 class _Process:
     """One worker process: the packages it serves, its pipes, its uid. ``popen`` is the process the judge
     started (the worker, or bubblewrap holding the sandbox of a forked worker); ``worker`` the one that answers
-    (``popen`` itself, or the worker forked into that sandbox, ``forkserver.Forked``)."""
+    (``popen`` itself, or the worker forked into that sandbox, ``fork_servers.Forked``)."""
 
     key: str
     packages: tuple[str, ...]
@@ -293,7 +293,7 @@ class _Process:
     from_worker: int
     uid: int | None
     before: set[int] = field(default_factory=set)
-    worker: subprocess.Popen | forkserver.Forked | None = None
+    worker: subprocess.Popen | fork_servers.Forked | None = None
     ready: bool = False  # it has answered once: its imports are done, and a request's clock may start
 
     def __post_init__(self):
@@ -355,11 +355,11 @@ class Worker:
         for group in groups if packages is None else ():
             if group not in wanted:
                 wanted.append(group)
-        if forkserver.usable(self.isolation):
+        if fork_servers.usable(self.isolation):
             # Forked workers: the servers import while the judge works; a group whose server is still importing
             # torch is started at its first request instead (in a moment, and never inside a request's time).
-            forkserver.start(torch_too=any(self._needs_torch(group) for group in wanted))
-            wanted = [group for group in wanted if not self._needs_torch(group) or forkserver.ready(torch_too=True)]
+            fork_servers.start(torch_too=any(self._needs_torch(group) for group in wanted))
+            wanted = [group for group in wanted if not self._needs_torch(group) or fork_servers.ready(torch_too=True)]
         todo = [group for group in dict.fromkeys(wanted) if ("+".join(group) or "none") not in self._processes]
         # Each forked worker's sandbox is made while the others' are: start them all, then finish each.
         steps = [self._starting(group) for group in todo]
@@ -412,7 +412,7 @@ class Worker:
             before: set[int] = set()
             with open(layout.log / f"{key}.stdout", "wb") as out, open(layout.log / f"{key}.stderr", "wb") as err:
                 try:
-                    if forkserver.usable(iso):
+                    if fork_servers.usable(iso):
                         launching = self._launch_sandbox(packages, env, (out, err), block_autodiff)
                     if launching is not None:
                         yield
@@ -450,21 +450,21 @@ class Worker:
         self.starts += 1
         return process
 
-    def _launch_sandbox(self, packages, env, logs, block_autodiff) -> forkserver.Launching | None:
+    def _launch_sandbox(self, packages, env, logs, block_autodiff) -> fork_servers.Launching | None:
         """bubblewrap making the sandbox a cold worker would run in, for a worker to be forked into; None where
         no fork server can be had (the worker starts cold, and so does every later one of this process)."""
         try:
-            forkserver.server(torch_too=self._needs_torch(packages))
+            fork_servers.server(torch_too=self._needs_torch(packages))
             # No preexec_fn, so that Python may vfork: the limits and the cgroups are the forked worker's to take
-            # (graders.worker.zygote), and bubblewrap dies with the judge (--die-with-parent).
-            return forkserver.Launching(
+            # (graders.worker.fork_server), and bubblewrap dies with the judge (--die-with-parent).
+            return fork_servers.Launching(
                 bubblewrap.command(self.layout, packages, block_autodiff), stdin=subprocess.DEVNULL, stdout=logs[0],
                 stderr=logs[1], cwd=self.layout.work, env=env, start_new_session=True)
-        except (forkserver.Unavailable, OSError, ValueError) as error:
-            forkserver.give_up(f"{type(error).__name__}: {error}")
+        except (fork_servers.Unavailable, OSError, ValueError) as error:
+            fork_servers.give_up(f"{type(error).__name__}: {error}")
             return None
 
-    def _fork_into(self, launching: forkserver.Launching, packages, uid, preload, env, logs, pipes):
+    def _fork_into(self, launching: fork_servers.Launching, packages, uid, preload, env, logs, pipes):
         """The fork server of the worker's kind forks it into the sandbox ``launching`` makes: (bubblewrap's
         process, the worker), or (None, None) where that cannot be had (the sandbox is stopped, the worker
         starts cold, and so does every later one of this process)."""
@@ -482,12 +482,12 @@ class Worker:
             try:
                 with open(os.devnull, "rb") as null:
                     fds = [null.fileno(), logs[0].fileno(), logs[1].fileno(), *pipes, *cgroups]
-                    return made.process, forkserver.server(self._needs_torch(packages)).spawn(spec, fds, made)
+                    return made.process, fork_servers.server(self._needs_torch(packages)).spawn(spec, fds, made)
             finally:
                 for fd in cgroups:
                     os.close(fd)
-        except (forkserver.Unavailable, OSError, ValueError) as error:
-            forkserver.give_up(f"{type(error).__name__}: {error}")
+        except (fork_servers.Unavailable, OSError, ValueError) as error:
+            fork_servers.give_up(f"{type(error).__name__}: {error}")
             launching.stop()
             return None, None
 
@@ -539,7 +539,7 @@ class Worker:
             # bubblewrap's own second process among those below (root, in our group), and a forked worker
             kill_tree(process.popen, signalled)
         process.popen.wait()
-        if isinstance(process.worker, forkserver.Forked):
+        if isinstance(process.worker, fork_servers.Forked):
             process.worker.wait(STOP_WAIT)  # gone with its sandbox's pid namespace (and by uid below, if not)
             process.worker.close()
         with _live_lock:

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from graders import messages as msg
-from graders.isolation import bubblewrap, budget, forkserver, sandbox
+from graders.isolation import bubblewrap, budget, fork_servers, sandbox
 from graders.judge.grade import versions
 
 
@@ -39,7 +39,7 @@ def report(kernel: str) -> str:
                                      msg.DOCTOR_BUBBLEWRAP_BROKEN),
         msg.DOCTOR_ISOLATION.format(isolation=isolation.describe()),
         msg.DOCTOR_COUNTED.format(text=_counted()),
-        msg.DOCTOR_WORKERS.format(workers=forkserver.describe(isolation)),
+        msg.DOCTOR_WORKERS.format(workers=fork_servers.describe(isolation)),
         msg.DOCTOR_BUDGETS.format(budgets=budget.describe()),
         msg.DOCTOR_KERNEL.format(kernel=kernel),
         msg.DOCTOR_CUDA.format(device=torch.cuda.get_device_name(0) if torch.cuda.is_available() else

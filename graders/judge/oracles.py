@@ -29,7 +29,7 @@ The asker is untrusted, so every oracle is bounded and charged to it:
 - **Charged.** A refusal or a failure (too large, too many calls, past the deadline, out of memory, a helper that
   stopped) is raised in the student's code as a ValueError, and fails the request that asked whatever that code
   did with it (``Worker.oracle_failure``, read by ``Context.ask``), with a message in the student's terms
-  (graders/messages.py): never a grader error.
+  (graders/messages/checks.py): never a grader error.
 """
 
 from __future__ import annotations

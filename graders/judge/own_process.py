@@ -1,5 +1,5 @@
 """A process of the judge's own, where no student code ever runs: the oracles' helper (graders.judge.oracles) and the
-cost rungs' yardstick (graders.judge.yardstick) are each one.
+cost rungs' numpy baseline (graders.judge.numpy_baseline) are each one.
 
 Each is a fresh ``python -I -B`` that imports the graders from the folder they were loaded from (never the working
 folder) and runs ``serve(READ_FD, WRITE_FD, ...)`` of its module, which answers frames (graders.worker.protocol) on

@@ -13,7 +13,7 @@ Every figure is CPU seconds, read between two points of the grade (``Reading``):
 - ``worker``, ``student``, ``standins``: every worker process (/proc, read by the judge), and the shares its sampler
   says went to the student's code and to the stand-ins (graders.worker.profiling);
 - ``starts``: what starts and carries the workers, the judge's fork servers (/proc) and its waited-for children
-  (``getrusage``: bubblewrap's processes); and the cost rungs' yardstick, a process the judge keeps (/proc);
+  (``getrusage``: bubblewrap's processes); and the cost rungs' numpy baseline, a process the judge keeps (/proc);
 - ``wall``: seconds, of which ``waiting`` is the part that none of the above spent (the round trips, process
   starts waited for, the machine's other load).
 """
@@ -27,9 +27,9 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from graders.isolation import forkserver
+from graders.isolation import fork_servers
 from graders.isolation.processes import PROFILE_ENV, stat_cpu
-from graders.judge import oracles, yardstick
+from graders.judge import numpy_baseline, oracles
 
 
 def _rusage(who: int) -> float:
@@ -38,13 +38,14 @@ def _rusage(who: int) -> float:
 
 
 class Reading:
-    """Every counter at one point of a grade. The CPU of the helper, the fork servers and the yardstick is kept as the
-    most seen of each process, so one that ends between two readings keeps what it had spent."""
+    """Every counter at one point of a grade. The CPU of the helper, the fork servers and the numpy baseline is kept as
+    the most seen of each process, so one that ends between two readings keeps what it had spent."""
 
     def __init__(self, profile: Profile, worker=None):
         self.values = {"wall": time.perf_counter(), "judge": _rusage(resource.RUSAGE_SELF),
                        "children": _rusage(resource.RUSAGE_CHILDREN)}
-        for name, pids in (("helper", oracles.pids()), ("servers", forkserver.pids()), ("yardstick", yardstick.pids())):
+        for name, pids in (("helper", oracles.pids()), ("servers", fork_servers.pids()),
+                           ("baseline", numpy_baseline.pids())):
             for pid in pids:
                 profile.seen[(name, pid)] = max(profile.seen.get((name, pid), 0.0), stat_cpu(pid))
             self.values[name] = sum(value for (kind, _), value in profile.seen.items() if kind == name)
@@ -57,7 +58,7 @@ class Reading:
         d = {name: self.values[name] - before.values[name] for name in self.values}
         row = {"wall": d["wall"], "judge": d["judge"] + d["helper"], "worker": d["worker_worker"],
                "student": d["worker_student"], "standins": d["worker_standins"],
-               "starts": d["children"] + d["servers"] + d["yardstick"], "round_trips": d["worker_round_trips"],
+               "starts": d["children"] + d["servers"] + d["baseline"], "round_trips": d["worker_round_trips"],
                "processes": d["worker_starts"]}
         row["waiting"] = max(0.0, row["wall"] - row["judge"] - row["worker"] - row["starts"])
         return {name: round(value, 4) for name, value in row.items()}

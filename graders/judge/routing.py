@@ -2,13 +2,13 @@
 functions: which process a request goes to, read from the task table's routes (``group_of``), and the answers to the
 oracle calls the student's code makes in the middle of one (``Calls``, over graders.judge.oracles). The handle knows no
 verb and no oracle, and imports neither this nor torch: ``worker`` makes one with these, and ``start`` starts the
-processes a grade's tasks will ask, the judge's helper where one of them asks it, and the cost rungs' yardstick."""
+processes a grade's tasks will ask, the judge's helper where one of them asks it, and the cost rungs' numpy baseline."""
 
 from __future__ import annotations
 
 from graders.isolation import sandbox
 from graders.isolation.worker_process import Limits, Worker, WorkerTimedOut
-from graders.judge import oracles, reference, yardstick
+from graders.judge import numpy_baseline, oracles, reference
 from graders.submission.layout import ORACLE_PACKAGES, Layout
 from graders.tasks import Task, oracles_of_verbs
 from graders.worker import protocol
@@ -94,10 +94,10 @@ def start(handle: Worker, tasks: list[Task], *, helper: bool = True) -> None:
     """Start the processes the checks of ``tasks`` will ask (graders.tasks.Task.worker_groups), so that they start
     while the judge is busy; with ``helper`` (the grade's answers are not all kept: graders.judge.oracles.Kept),
     the judge's helper for train_epoch and evaluate, which imports torch meanwhile, where one of those started asks
-    it; and the cost rungs' yardstick, which imports numpy meanwhile, where a task has a cost rung
-    (graders.judge.yardstick)."""
+    it; and the cost rungs' numpy baseline, which imports numpy meanwhile, where a task has a cost rung
+    (graders.judge.numpy_baseline)."""
     started = handle.start(groups=tuple(group for task in tasks for group in task.worker_groups))
     if helper and any(asks_helper(group) for group in started):
         oracles.start()
-    if any(verb in yardstick.TIMED_VERBS for task in tasks for verb in task.verbs):
-        yardstick.start()
+    if any(verb in numpy_baseline.TIMED_VERBS for task in tasks for verb in task.verbs):
+        numpy_baseline.start()

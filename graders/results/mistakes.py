@@ -1,6 +1,6 @@
 """What a failed task's message says went wrong, machine-readably: the rung that failed and the named mistakes.
 
-Every sentence a student reads is a template of graders/messages.py, so a message is read back by the templates
+Every sentence a student reads is a template of graders/messages/, so a message is read back by the templates
 that made it: its first template (the head: ``WRONG_VALUE_HEAD``, ``COSTLY``, ``LOOP_MODE``, ...) says which
 rung failed, and each hint template found in it (``HINT_*``, or an entry of a ``HINT_*`` table) names a recognised
 mistake. The id of a mistake is its template's name, ``HINT_CKPT_OPTIMIZER`` or ``HINT_OP_MISTAKES.forgets_g`` say:
@@ -83,7 +83,7 @@ def _heads() -> list[tuple[str, re.Pattern]]:
 
 
 def templates() -> dict[str, str]:
-    """Every hint template of graders/messages.py by its id: a ``HINT_*`` constant's name, or ``TABLE.key`` for an
+    """Every hint template of graders/messages/ by its id: a ``HINT_*`` constant's name, or ``TABLE.key`` for an
     entry of a ``HINT_*`` table of hints (``HINT_OP_MISTAKES.forgets_g``)."""
     found = {}
     for name, value in sorted(vars(msg).items()):

@@ -49,7 +49,7 @@ def _probe(package, inner):
 
 
 def weighted_loss(pred, target):
-    """The weighted loss as graders/messages.py's LOSS_WEIGHTED defines it (the worker imports nothing of the
+    """The weighted loss as graders/messages/loop.py's LOSS_WEIGHTED defines it (the worker imports nothing of the
     judge's, so it computes its own; tests/test_checks_loop.py holds it to that text): unlike MSE, it tells its
     arguments apart. Written with the ops both a package's Tensor and a torch tensor have (verbs_torch uses it)."""
     return ((pred - target) ** 2 * (target * target + 1.0)).mean()

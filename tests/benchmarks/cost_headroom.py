@@ -4,11 +4,11 @@
                                              [--only NAME ...]
 
 Each variant is the reference solution with one rule rewritten (a correct rule with a Python loop over one axis,
-or a forgery: finite differences, a loop per entry, a yardstick the worker slows down), and every op's rule written
+or a forgery: finite differences, a loop per entry, a baseline the worker slows down), and every op's rule written
 as a Python loop over the elements (tests/corpus.py's PER_ELEMENT_LOOPS). It is graded ``--repeat`` times on its
 task, with few Hypothesis examples (the cost rung is what is measured), and the figures each op's rung records
 (``TaskResult.data["costs"]``: the worker's CPU seconds read by the judge, numpy's on the same inputs measured by
-graders.judge.yardstick, their ratio and the limit) are printed as medians, one row per op timed, with the
+graders.judge.numpy_baseline, their ratio and the limit) are printed as medians, one row per op timed, with the
 headroom: how many times the limit is above a passing rule's median ratio, or below a failing one's (a variant's
 other ops, timed before the one it rewrites, pass). Figures, not a test: the machine is shared and noisy, and the
 grades' verdicts are what tests/test_hostile.py and the corpora pin.

@@ -9,7 +9,7 @@ B. breakdown where the CPU goes, task by task (graders.judge.profile, with $AGL_
              the worker: its sampler's share), the stand-ins the loop tasks run over, the worker's own overhead (the
              rest of the workers' CPU, read by the judge from /proc: decoding, encoding, its imports, its verbs),
              the judge (its process: checks, Hypothesis, the examples cache, torch's import; and its oracle helper),
-             the starts (fork servers, bubblewrap, the yardstick), the wall time and what of it none of them spent
+             the starts (fork servers, bubblewrap, the numpy baseline), the wall time and what of it none of them spent
              (waiting: process starts and round trips, the machine's other load). For the reference
              (`grade solutions --results FILE`) and for bench_class.py's class of ``--students`` by `grade-all`;
              target 2: for the class, what is not the student's code at most the student's code's CPU (median over

@@ -1,10 +1,10 @@
 """The cost rungs: a rule's CPU time on a large input, read by the judge from the kernel, against numpy's own op on
-the same inputs timed where no student code runs (graders.judge.yardstick).
+the same inputs timed where no student code runs (graders.judge.numpy_baseline).
 
 The op tasks' checks (graders/judge/checks/ops.py) time each op's rule with ``timed_rung`` on the inputs made here
 (``cost_operands``, from the op's ``Cost`` in graders/ops.py; ``unbroadcast_cost_sets`` for task 1.1), run the rung
-with ``costed`` before their drawn examples, and charge a rule that is right but too slow with ``charge_cost`` once
-every value is right: the cost rung is worth COST_POINTS of the task.
+with ``run_cost_rung`` before their drawn examples, and charge a rule that is right but too slow with ``charge_cost``
+once every value is right: the cost rung is worth COST_POINTS of the task.
 """
 
 from __future__ import annotations
@@ -13,21 +13,21 @@ import numpy as np
 
 from graders import messages as msg
 from graders.isolation.worker_process import WorkerDied, WorkerTimedOut
-from graders.judge import yardstick as timing
+from graders.judge import numpy_baseline
 from graders.judge.checks.base import CheckFailed, Context
 from graders.ops import OPS, Cost, Large, Op
 
 COST_POINTS = 1  # of an op task's points, what its cost rung is worth; the values earn the rest
 COST_TIMEOUT_FLOOR = 5.0  # CPU seconds a timed request is given at the least, however small its limit
-# A rule over its limit is timed again, with the yardstick, up to this many times in all, and its best ratio
+# A rule over its limit is timed again, with the numpy baseline, up to this many times in all, and its best ratio
 # counts: a machine busy for a moment once put a correct rule at 7 times its usual CPU time (the limits sit at
 # least four times above correct rules), while a rule over its limit by its nature is over it every time.
 COST_ATTEMPTS = 3
 
 
-def costed(ctx: Context, rung) -> tuple[CheckFailed | None, CheckFailed | None]:
-    """The cost rung ``rung`` run: (its answer's wrong values, if any, to raise after the drawn examples; its
-    failure for time, to charge once every value is right: ``charge_cost``)."""
+def run_cost_rung(ctx: Context, rung) -> tuple[CheckFailed | None, CheckFailed | None]:
+    """Run the cost rung ``rung`` and sort what it found: (its answer's wrong values, if any, to raise after the
+    drawn examples; its failure for time, to charge once every value is right: ``charge_cost``)."""
     try:
         return rung(ctx), None
     except CheckFailed as failure:
@@ -41,20 +41,20 @@ def charge_cost(ctx: Context, too_slow: CheckFailed | None) -> None:
         raise too_slow
 
 
-def timed_rung(ctx: Context, verb: str, args: dict, *, yardstick: tuple, timed: str, ratio: float, head: dict,
+def timed_rung(ctx: Context, verb: str, args: dict, *, baseline: tuple, timed: str, ratio: float, head: dict,
                check) -> CheckFailed | None:
     """The cost rung: the worker's CPU time for ``verb`` (the student's code, ``args["repeat"]`` times on each
-    set), read by the judge from the kernel, must stay within ``ratio`` x the yardstick's: numpy's own op on the
-    same inputs, as many times, timed where no student code runs (graders.judge.yardstick). Nothing the worker
+    set), read by the judge from the kernel, must stay within ``ratio`` x the numpy baseline's: numpy's own op on the
+    same inputs, as many times, timed where no student code runs (graders.judge.numpy_baseline). Nothing the worker
     does or says moves the limit, and no flat seconds of slack are added to it: the timed sizes make a rule that
     is asymptotically slower (work per input times outputs) spend orders of magnitude more than the limit.
     ``check`` holds the very answer that was timed (its CheckFailed is returned, to be raised after the drawn
     examples)."""
     ctx.check_route(verb, args)
-    op, sets, kwargs = yardstick
+    op, sets, kwargs = baseline
     best = None
     for _ in range(COST_ATTEMPTS):
-        base = timing.measure(op, sets, kwargs, args["repeat"])
+        base = numpy_baseline.measure(op, sets, kwargs, args["repeat"])
         limit = ratio * base
         try:  # stopped at 4 times its limit in CPU time, both read from the kernel
             reply = ctx.worker.request(verb, args, timeout=max(COST_TIMEOUT_FLOOR, 4 * limit), measure_cpu=True)

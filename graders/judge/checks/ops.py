@@ -21,7 +21,7 @@ from graders import ops
 from graders.judge import reference
 from graders.judge import strategies as s
 from graders.judge.checks.base import TIGHT, CheckFailed, Context
-from graders.judge.checks.cost import charge_cost, cost_operands, costed, timed_rung, unbroadcast_cost_sets
+from graders.judge.checks.cost import charge_cost, cost_operands, run_cost_rung, timed_rung, unbroadcast_cost_sets
 from graders.ops import UNBROADCAST_COST, UNBROADCAST_REPEAT, Domain, Op
 
 NAMES = "xy"  # the operands, by position, as the stubs name them (x @ w for matmul)
@@ -237,11 +237,11 @@ def rules(ctx: Context) -> None:
 
 def cost_rungs(ctx: Context, task_ops) -> tuple[CheckFailed | None, CheckFailed | None]:
     """The cost rung of each op, in order, up to the first whose timed answer is wrong or too slow: (that wrong
-    answer's failure, that slowness's), as ``costed`` gives them. Each op's figures are kept in the task's data
+    answer's failure, that slowness's), as ``run_cost_rung`` gives them. Each op's figures are kept in the task's data
     under ``costs``."""
     for op in task_ops:
         ctx.data.pop("cost", None)
-        wrong, too_slow = costed(ctx, partial(check_cost, op=op))
+        wrong, too_slow = run_cost_rung(ctx, partial(check_cost, op=op))
         if "cost" in ctx.data:
             ctx.data.setdefault("costs", {})[op.name] = ctx.data["cost"]
         if wrong is not None or too_slow is not None:
@@ -273,7 +273,7 @@ def unbroadcast(ctx: Context) -> None:
 
     one((((2, 3), (3,)), 0))
     one((((4, 2, 3), (2, 1)), 1))
-    wrong_when_timed, too_slow = costed(ctx, check_unbroadcast_cost)
+    wrong_when_timed, too_slow = run_cost_rung(ctx, check_unbroadcast_cost)
     ctx.forall(st.tuples(s.broadcast_targets(), st.integers(0, 2**16)), one, examples=100)
     if wrong_when_timed is not None:  # as check_ops: the drawn inputs' plainer message first
         raise wrong_when_timed
@@ -288,7 +288,7 @@ def _unbroadcast_expected(grad: np.ndarray, target: tuple) -> np.ndarray:
 
 def check_unbroadcast_cost(ctx: Context) -> CheckFailed | None:
     """unbroadcast on large gradients, its CPU time against the judge's own numpy sum of them (graders.judge.
-    yardstick); every answer timed is checked (a wrong one is returned, as by check_cost) against torch's sums,
+    numpy baseline); every answer timed is checked (a wrong one is returned, as by check_cost) against torch's sums,
     kept with the draws as the drawn examples' are: a grade with a kept key imports no torch in the judge for them."""
     sets = unbroadcast_cost_sets(ctx)
     shapes = " and ".join(f"{grad.shape} to {target}" for grad, target in sets[1:])
@@ -308,7 +308,7 @@ def check_unbroadcast_cost(ctx: Context) -> CheckFailed | None:
     wire = [{"grad": grad, "shape": list(target)} for grad, target in sets]
     return timed_rung(ctx, "unbroadcast_cost", {"package": ctx.task.route.package, "sets": wire,
                                                   "repeat": UNBROADCAST_REPEAT},
-                      yardstick=("unbroadcast", [[grad, list(target)] for grad, target in sets], {}),
+                      baseline=("unbroadcast", [[grad, list(target)] for grad, target in sets], {}),
                       timed=f"calling unbroadcast on gradients of shape {shapes}", ratio=UNBROADCAST_COST,
                       head=head, check=check)
 
@@ -340,7 +340,7 @@ def check_cost(ctx: Context, op: Op) -> CheckFailed | None:
                                        operands, kwargs, upstream, with_finite_differences=False)
             check_answer(ctx, case, operands, kwargs, upstream, answer, expected)
 
-    return timed_rung(ctx, "op_cost", args, yardstick=(op.name, [list(operands) for operands in sets], cost.kwargs),
+    return timed_rung(ctx, "op_cost", args, baseline=(op.name, [list(operands) for operands in sets], cost.kwargs),
                       timed=f"calling the backward rule of {cost.text} on inputs of shape {shapes}",
                       ratio=cost.limit, head=head, check=check)
 

@@ -17,7 +17,7 @@ from torch.optim.sgd import sgd as sgd_update  # torch.optim's SGD arithmetic, f
 
 
 def weighted_loss(pred, target):
-    """The weighted loss graders/messages.py's LOSS_WEIGHTED defines, on torch tensors; the worker computes its own
+    """The weighted loss graders/messages/loop.py's LOSS_WEIGHTED defines, on torch tensors; the worker computes its own
     (graders/worker/verbs_loop.py): the judge and the worker share no code, and tests/test_checks_loop.py holds
     both to that text."""
     return ((pred - target) ** 2 * (target * target + 1.0)).mean()

@@ -1,6 +1,6 @@
-"""Workers forked from the judge's fork servers (graders.isolation.forkserver): where the judge is root with bubblewrap,
-is a forked worker the worker a fresh interpreter would be, in the same sandbox, and is a grade the same grade
-byte for byte? And where a server cannot fork, do workers start as before?"""
+"""Workers forked from the judge's fork servers (graders.isolation.fork_servers): where the judge is root with
+bubblewrap, is a forked worker the worker a fresh interpreter would be, in the same sandbox, and is a grade the same
+grade byte for byte? And where a server cannot fork, do workers start as before?"""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import pytest
 from corpus import BY_NAME, make_submission
 
 from graders.cli import main
-from graders.isolation import forkserver, sandbox
+from graders.isolation import fork_servers, sandbox
 from graders.judge.grade import grade
 from graders.paths import SOLUTIONS
 
-pytestmark = pytest.mark.skipif(not (sandbox.bubblewrap_works() and forkserver.usable(sandbox.choose("bubblewrap"))),
+pytestmark = pytest.mark.skipif(not (sandbox.bubblewrap_works() and fork_servers.usable(sandbox.choose("bubblewrap"))),
                                 reason="workers are forked only where the judge is root with bubblewrap")
 SOME = ("1.1", "1.3", "2.1", "3.2", "4.2", "5.1", "5.4", "6.1")
 
@@ -89,21 +89,21 @@ def seen(report) -> dict[str, str]:
 @pytest.fixture
 def started_workers(monkeypatch):
     """Workers started cold in this test, as where no fork server can be had."""
-    monkeypatch.setenv(forkserver.SWITCH_ENV, "off")
+    monkeypatch.setenv(fork_servers.SWITCH_ENV, "off")
 
 
 @pytest.fixture
 def spawns(monkeypatch) -> list[int]:
     """The pid of every worker a fork server makes in this test."""
     made = []
-    spawn = forkserver.Server.spawn
+    spawn = fork_servers.Server.spawn
 
     def recording(server, spec, fds, into):
         forked = spawn(server, spec, fds, into)
         made.append(forked.pid)
         return forked
 
-    monkeypatch.setattr(forkserver.Server, "spawn", recording)
+    monkeypatch.setattr(fork_servers.Server, "spawn", recording)
     return made
 
 
@@ -114,7 +114,7 @@ def test_a_forked_worker_sees_what_a_started_one_sees(tmp_path, monkeypatch, spa
     tasks = ("1.1", "3.1", "5.1", "6.1")
     forked = seen(grade(folder, task_ids=tasks, isolation="bubblewrap"))
     assert len(spawns) >= 4
-    monkeypatch.setenv(forkserver.SWITCH_ENV, "off")
+    monkeypatch.setenv(fork_servers.SWITCH_ENV, "off")
     started = seen(grade(folder, task_ids=tasks, isolation="bubblewrap"))
     assert sorted(forked) == ["fit_torch", "step", "train_epoch", "unbroadcast"]
     assert forked == started
@@ -126,7 +126,7 @@ def test_a_forked_grade_writes_the_results_of_a_started_one_byte_for_byte(tmp_pa
     outputs = {}
     for mode in ("forked", "started"):
         if mode == "started":
-            monkeypatch.setenv(forkserver.SWITCH_ENV, "off")
+            monkeypatch.setenv(fork_servers.SWITCH_ENV, "off")
         for name, folder in (("reference", SOLUTIONS), ("wrong", wrong)):
             out = tmp_path / f"{name}-{mode}.json"
             assert main(["grade", str(folder), "--tasks", ",".join(SOME), "--results", str(out)]) == 0
@@ -143,14 +143,14 @@ def test_a_fork_server_that_cannot_fork_leaves_the_grade_to_started_workers(monk
     """A server that fails (a kernel that refuses setns, say): the grade goes on with workers started cold, the
     same score, and no later worker of this process is forked."""
     def refuse(server, spec, fds, into):
-        raise forkserver.Unavailable("setns into the sandbox's mnt namespace: refused")
+        raise fork_servers.Unavailable("setns into the sandbox's mnt namespace: refused")
 
-    monkeypatch.setattr(forkserver.Server, "spawn", refuse)
-    monkeypatch.setattr(forkserver, "_broken", [])
+    monkeypatch.setattr(fork_servers.Server, "spawn", refuse)
+    monkeypatch.setattr(fork_servers, "_broken", [])
     report = grade(SOLUTIONS, task_ids=("1.1", "3.1", "5.1"), isolation="bubblewrap")
     assert [r.status for r in report.results] == ["passed"] * 3
-    assert forkserver._broken and "refused" in forkserver._broken[0]
-    assert not forkserver.usable(sandbox.choose("bubblewrap"))
+    assert fork_servers._broken and "refused" in fork_servers._broken[0]
+    assert not fork_servers.usable(sandbox.choose("bubblewrap"))
 
 
 def test_a_forked_worker_that_exits_is_reported_as_died(tmp_path, spawns):

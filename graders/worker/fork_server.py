@@ -1,8 +1,9 @@
-"""A fork server for workers: a process that has imported what a worker imports, and forks one per request.
+"""A fork server's own side: a process that has imported what a worker imports, and forks one worker per request.
 
-Started by the judge (``graders.isolation.forkserver``) as root, before any student code exists:
+Started and spoken to by the judge's side, ``graders.isolation.fork_servers``, as root, before any student code
+exists:
 
-    python -I -B -c 'from worker.zygote import serve_forks; serve_forks(FD, torch_too)'
+    python -I -B -c 'from worker.fork_server import serve_forks; serve_forks(FD, torch_too)'
 
 It imports numpy and the worker's own modules (and, with ``torch_too``, torch and the loop's stand-ins: a cold
 worker spends most of its start importing torch), then waits on its control socket. Each message is a worker to
@@ -14,7 +15,7 @@ response pipes, the grade's cgroup files). For each:
    pid, so that it sees bubblewrap's root, with only its own packages, and nothing else of the filesystem;
 2. the first child forks a second one, a member of the sandbox's pid namespace, which forks the worker and
    exits: the worker is handed to the sandbox's first process (pid 1 there), its parent as a cold worker's is
-   (the judge finds it there, ``forkserver.Server.spawn``). The first child reports and exits;
+   (the judge finds it there, ``fork_servers.Server.spawn``). The first child reports and exits;
 3. the worker takes its own session, puts its descriptors in place and closes every other, sets its limits and
    environment, becomes the grade's unprivileged uid and serves exactly as a worker started cold does
    (``main.serve``). It dies with the judge as the rest of the sandbox does: bubblewrap dies with the judge,

@@ -1,9 +1,9 @@
-"""The cost rungs' yardstick: numpy's own version of an op, timed on the rung's very inputs where no student code
+"""The cost rungs' numpy baseline: numpy's own version of an op, timed on the rung's very inputs where no student code
 runs.
 
 A cost rung (graders.judge.checks.cost) allows a rule a multiple of what numpy takes for the op itself. That
 baseline cannot come from the worker: student code shares the worker's process and can slow anything there down (its
-own forward, numpy's ``sum``, the verb that times it), so a baseline taken there is a yardstick the student holds
+own forward, numpy's ``sum``, the verb that times it), so a baseline taken there is one the student holds
 (a rule 684 times too slow once passed next to a numpy whose ``sum`` burned CPU). Here it is taken by a process
 of the judge's own, a fresh ``python -I`` that imports numpy, this module, the op registry (numpy's own version of
 each op, graders/ops.py) and the wire format only, on one BLAS thread as a worker is, from the judge's own arrays:
@@ -28,7 +28,7 @@ import numpy as np
 
 ROUNDS = 7
 TIMEOUT = 60.0  # seconds a measurement may take, numpy's import included: under 1 on a loaded machine
-# The worker verbs whose CPU time a cost rung holds to this yardstick (graders.tasks.TASKS: 1.1 and the op tasks).
+# The worker verbs whose CPU time a cost rung holds to this numpy baseline (graders.tasks.TASKS: 1.1 and the op tasks).
 TIMED_VERBS = ("op_cost", "unbroadcast_cost")
 
 
@@ -39,7 +39,7 @@ def _sum_to(grad: np.ndarray, shape: list[int]) -> np.ndarray:
     return grad.sum(axis=tuple(range(lead)) + ones).reshape(shape)
 
 
-def baseline(op: str):
+def numpy_op(op: str):
     """numpy's own version of ``op``, what a cost rung's limit is a multiple of: the op registry's (graders/ops.py,
     each entry's ``Cost.numpy``), or unbroadcast's sum."""
     from graders.ops import BY_NAME
@@ -49,8 +49,8 @@ def baseline(op: str):
 
 def seconds(op: str, sets: list[list], kwargs: dict, repeat: int) -> float:
     """The median CPU seconds of ``repeat`` calls of numpy's ``op`` on every set of operands, over ROUNDS rounds after
-    a warm-up one, in this process (the yardstick's own: never one that runs student code)."""
-    function, rounds = baseline(op), []
+    a warm-up one, in this process (the numpy baseline's own: never one that runs student code)."""
+    function, rounds = numpy_op(op), []
     for _ in range(1 + ROUNDS):
         start = time.thread_time()
         for _ in range(repeat):
@@ -61,8 +61,8 @@ def seconds(op: str, sets: list[list], kwargs: dict, repeat: int) -> float:
 
 
 def serve(read_fd: int, write_fd: int) -> None:
-    """The yardstick process's loop: a request at a time (a protocol frame: op, sets, kwargs, repeat), answered with
-    {"seconds": its figure}, or {"failed": why}, until the judge closes the pipe."""
+    """The numpy baseline's process's loop: a request at a time (a protocol frame: op, sets, kwargs, repeat),
+    answered with {"seconds": its figure}, or {"failed": why}, until the judge closes the pipe."""
     from graders.worker import protocol
 
     read = protocol.fd_reader(read_fd)
@@ -87,14 +87,14 @@ def _wait(fd: int, deadline: float, *, write: bool = False) -> None:
 
 
 class Process:
-    """The yardstick's process as the judge sees it (graders.judge.own_process): its pipes, and how many figures it
+    """The numpy baseline's process as the judge sees it (graders.judge.own_process): its pipes, and how many figures it
     has answered."""
 
     def __init__(self):
         from graders.isolation.processes import MALLOC_ENV
-        from graders.judge.own_process import OwnProcess  # the judge's: never imported by the yardstick's process
+        from graders.judge.own_process import OwnProcess  # the judge's: never imported by the numpy baseline's process
 
-        self.own = OwnProcess("graders.judge.yardstick", env=MALLOC_ENV)
+        self.own = OwnProcess("graders.judge.numpy_baseline", env=MALLOC_ENV)
         self.answered = 0
         # a request's write waits for the deadline, never for a stuck process
         os.set_blocking(self.own.to_process, False)
@@ -112,7 +112,7 @@ class Process:
             except BlockingIOError:
                 pass
         read = protocol.fd_reader(self.own.from_process, wait=lambda: _wait(self.own.from_process, deadline),
-                                  closed="the yardstick exited")
+                                  closed="the numpy baseline exited")
         try:
             reply = protocol.decode(read)
         except protocol.ProtocolError as error:
@@ -142,7 +142,7 @@ _lock = threading.Lock()  # one measurement at a time, in the one process
 
 
 def _running() -> Process:
-    """This judge's yardstick process, started (again) where it is not running (under ``_lock``)."""
+    """This judge's numpy baseline process, started (again) where it is not running (under ``_lock``)."""
     global _process
     if _process is None or not _process.running():
         if _process is not None:
@@ -152,19 +152,19 @@ def _running() -> Process:
 
 
 def start() -> None:
-    """Start this judge's yardstick now, if it is not running: its interpreter imports numpy while the judge starts
+    """Start this judge's numpy baseline now, if it is not running: its interpreter imports numpy while the judge starts
     its grade, instead of when the first cost rung asks."""
     with _lock:
         _running()
 
 
 def measure(op: str, sets: list[list], kwargs: dict, repeat: int) -> float:
-    """The yardstick's CPU seconds for ``repeat`` calls of numpy's ``op`` on ``sets`` (each a list of operands:
-    arrays, numbers, a target shape), measured once per judge process for these inputs. A yardstick that cannot
+    """The numpy baseline's CPU seconds for ``repeat`` calls of numpy's ``op`` on ``sets`` (each a list of operands:
+    arrays, numbers, a target shape), measured once per judge process for these inputs. A numpy baseline that cannot
     be measured is the grader's failure (RuntimeError), never the submission's."""
     from graders.judge import examples_cache
 
-    key = examples_cache.digest("yardstick", (op, sets, kwargs, repeat))
+    key = examples_cache.digest("numpy_baseline", (op, sets, kwargs, repeat))
     with _lock:
         if key not in _measured:
             _measured[key] = _run(op, sets, kwargs, repeat)
@@ -172,17 +172,17 @@ def measure(op: str, sets: list[list], kwargs: dict, repeat: int) -> float:
 
 
 def _run(op: str, sets: list[list], kwargs: dict, repeat: int) -> float:
-    """One figure from this judge's yardstick process (under ``_lock``). A process past TIMEOUT is killed; one that
+    """One figure from this judge's numpy baseline process (under ``_lock``). A process past TIMEOUT is killed; one that
     had answered before and is found gone (killed between two measurements) is replaced and asked once more; any
     other failure is the grader's (RuntimeError), and the next measurement starts a fresh process."""
     from graders.worker import protocol
 
     try:
-        baseline(op)
+        numpy_op(op)
     except KeyError:
-        raise ValueError(f"no yardstick for {op!r}") from None
+        raise ValueError(f"no numpy baseline for {op!r}") from None
     request = protocol.encode({"op": op, "sets": sets, "kwargs": kwargs, "repeat": repeat})
-    failed = f"the cost rung's yardstick for {op} could not be measured"
+    failed = f"the cost rung's numpy baseline for {op} could not be measured"
     for again in (True, False):
         process = _running()
         try:
@@ -200,18 +200,18 @@ def _run(op: str, sets: list[list], kwargs: dict, repeat: int) -> float:
                 said = f" (status {status})" if status is not None else ""
                 raise RuntimeError(f"{failed}: {error}{said}") from None
     if not figure > 0:
-        raise RuntimeError(f"the cost rung's yardstick for {op} measured {figure} s")
+        raise RuntimeError(f"the cost rung's numpy baseline for {op} measured {figure} s")
     return figure
 
 
 def pids() -> set[int]:
-    """The yardstick's process: the judge's own, like its fork servers and its oracle helper."""
+    """The numpy baseline's process: the judge's own, like its fork servers and its oracle helper."""
     return {_process.process.pid} if _process is not None and _process.running() else set()
 
 
 @atexit.register
 def close() -> None:
-    """Stop this judge's yardstick."""
+    """Stop this judge's numpy baseline."""
     global _process
     with _lock:
         if _process is not None:

@@ -1,10 +1,10 @@
-"""Forked workers: a judge's fork servers, and the worker each one forks into a bubblewrap sandbox.
+"""The judge's side of its fork servers: starting them, asking each for a worker forked into a bubblewrap sandbox,
+and the handle on such a worker. The server's own side, the process that forks, is ``graders.worker.fork_server``.
 
 A worker started cold is a fresh interpreter that imports numpy and, for the loop's workers, torch: most of a
 class's CPU went there (three torch imports a submission, about 2 s of CPU each). Instead, where the judge runs
-as root with bubblewrap, it keeps two fork servers (``graders.worker.zygote``), started once per judge process
-and kept for every grade after: one has imported numpy and the worker's code, the other torch and the loop's
-stand-ins as well. A worker is then
+as root with bubblewrap, it keeps two fork servers, started once per judge process and kept for every grade after:
+one has imported numpy and the worker's code, the other torch and the loop's stand-ins as well. A worker is then
 
 - a sandbox made by bubblewrap with the very command a cold worker's is made with (its mounts, no network, a
   private pid namespace that dies with the judge, only the packages it serves; torch hidden from the numpy
@@ -15,7 +15,7 @@ stand-ins as well. A worker is then
 What each server holds is what every worker holds anyway (the interpreter, numpy, torch, the worker's public
 code): never a submission, an answer or any of the judge's state. The numpy tasks' workers are forked from
 the server without torch, so that torch is neither loaded in them nor visible on their filesystem.
-``tests/test_forkserver.py`` holds a forked worker to a cold one: the same identity and privileges, files,
+``tests/test_fork_servers.py`` holds a forked worker to a cold one: the same identity and privileges, files,
 environment, interpreter, limits and namespaces, and a grade's results.json byte for byte.
 
 ``Forked`` is the judge's handle on such a worker, in the shape of ``subprocess.Popen``. Where a server cannot
@@ -113,14 +113,14 @@ class Server:
     def __init__(self, torch_too: bool):
         self.torch_too = torch_too
         self.lock = threading.Lock()
-        self.folder = Path(tempfile.mkdtemp(prefix="agl-zygote-"))  # 0700: the server runs as root
+        self.folder = Path(tempfile.mkdtemp(prefix="agl-fork-server-"))  # 0700: the server runs as root
         shutil.copytree(paths.WORKER, self.folder / "worker", ignore=shutil.ignore_patterns("__pycache__"))
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
         env.update(THREADS_ENV | MALLOC_ENV, PATH=WORKER_PATH, PYTHONHASHSEED="0", MPLBACKEND="Agg",
-                   AGL_ZYGOTE_RUNTIME=str(self.folder))
-        code = ("import os, sys; sys.path.insert(0, os.environ.pop('AGL_ZYGOTE_RUNTIME')); "
-                f"from worker.zygote import serve_forks; serve_forks({theirs.fileno()}, {torch_too!r})")
+                   AGL_FORK_SERVER_RUNTIME=str(self.folder))
+        code = ("import os, sys; sys.path.insert(0, os.environ.pop('AGL_FORK_SERVER_RUNTIME')); "
+                f"from worker.fork_server import serve_forks; serve_forks({theirs.fileno()}, {torch_too!r})")
         prctl = ctypes.CDLL(None).prctl
         try:
             self.process = subprocess.Popen(
