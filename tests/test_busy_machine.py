@@ -93,5 +93,5 @@ def test_a_class_graded_on_a_machine_oversubscribed_four_times_gets_the_quiet_re
     assert not changed, f"{len(changed)} of {len(students)} grades changed on the busy machine:\n" + "\n".join(changed)
     totals = {r.student: r.total for r in quiet.records}
     assert totals["stubs"] == 0 and all(totals[s] == 100 for s in students if s != "stubs"), totals
-    stubs = json.loads((tmp_path / "busy" / "stubs" / "results.json").read_text())["tests"]
+    stubs = json.loads((student_dir(tmp_path / "busy", "stubs") / "results.json").read_text())["tests"]
     assert {t["extra_data"]["status"] for t in stubs if t["max_score"]} == {"not attempted"}

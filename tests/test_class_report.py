@@ -321,8 +321,8 @@ def test_the_class_table_is_what_each_entrys_pinned_message_names():
 
 # Entries handed in by two students each, so that a count above one is checked.
 TWICE = ("mean_forgets_to_divide", "no_grad_without_finally", "engine_breadth_first")
-# The tasks graded: every task some entry loses. 5.4 is left out: it runs the student's own engine, so a tensor.py
-# that cannot be imported loses it too, a consequence no entry pins.
+# The tasks graded: every task some entry loses (a whole-stack task among them: it runs the student's own engine,
+# so a tensor.py that cannot be imported loses it too).
 CLASS_TASKS = tuple(dict.fromkeys(t for t in BY_ID if any(t in e.loses for e in WRONG)))
 ENTRIES = {entry.name: entry for entry in WRONG}
 CRASHED = "zz-crashed"
@@ -399,7 +399,7 @@ def test_a_class_of_the_whole_corpus_gets_each_planted_mistake_named_with_its_st
         for student, entry in planted.items():
             if entry is not None and (entry, task) in table and entry not in broken:
                 expected.setdefault(table[entry, task], []).append(student)
-        if task in tensor:  # the crashed student loses every task of tensor.py, with no named mistake
+        if task in tensor or BY_ID[task].whole_stack:  # the crashed student loses every task that runs tensor.py
             expected.setdefault(UNRECOGNISED, []).append(CRASHED)
         got = named(text, task)
         if BY_ID[task].whole_stack:  # the lesson's run uses every file: another file's mistake may surface here too
