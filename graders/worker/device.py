@@ -143,6 +143,15 @@ def simulated():
             swap(swapped)
 
 
+def warm() -> None:
+    """Make one tensor on the device and drop it: torch's first op on a tensor subclass imports what it needs (sympy
+    among it: a second of CPU). The torch fork server calls this before its first fork, so that no worker pays it."""
+    import torch
+
+    with simulated():
+        torch.zeros(1, device=NAME)
+
+
 def to_cpu(tensor):
     """A tensor on the judge's device as the CPU tensor it holds (any other as it is)."""
     _, OnDevice, _, _ = _kit()

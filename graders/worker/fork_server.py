@@ -56,7 +56,9 @@ def serve_forks(control_fd: int, torch_too: bool) -> None:
     if torch_too:
         import torch  # noqa: F401
 
-        from . import standins  # noqa: F401
+        from . import device, standins  # noqa: F401
+
+        device.warm()  # task 6.1's device: what torch imports for its first op there, once for every fork
     # What is imported now is shared with every fork until written: the collector is kept from walking it (its
     # walk writes to every object, which would copy the whole heap into each worker).
     gc.freeze()

@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from graders.isolation import work_files
+from graders.isolation import work_files, worker_process
 from graders.judge import routing
 from graders.worker import protocol
 
@@ -35,6 +35,7 @@ class InProcessWorker:
     def __init__(self, layout):
         self.layout = layout
         self.last_cpu_seconds = 0.0
+        self.last_memory_growth: int | None = None  # as Worker's: how far the peak memory rose over a measured request
         self.cpu_used = self.idle_used = 0.0  # what a grade's deadline counts (Worker's): the CPU of every request
         self.oracle_failure: str | None = None
         self.round_trips = 0
@@ -56,10 +57,12 @@ class InProcessWorker:
             raise ValueError(answer.get("refused", "the judge would not answer"))
         return _round_trip(answer["value"])
 
-    def request(self, verb, args, timeout, *, idle=None, measure_cpu=False):
+    def request(self, verb, args, timeout, *, idle=None, measure_cpu=False, measure_memory=False):
         self.round_trips += 1
         self.oracle_failure = None
         self._calls = routing.calls(routing.group_of(verb, args))  # offered what the worker of its group is
+        # the peak memory of this process, as the judge reads a worker's (whatever the judge holds counts too here)
+        memory_before = worker_process.reset_peak_memory(os.getpid()) if measure_memory else None
         start, here = time.process_time(), os.getcwd()
         os.chdir(self.work)
         try:
@@ -68,6 +71,7 @@ class InProcessWorker:
             os.chdir(here)
         self.last_cpu_seconds = time.process_time() - start
         self.cpu_used += self.last_cpu_seconds
+        self.last_memory_growth = worker_process.peak_memory_growth(os.getpid(), memory_before)
         return _round_trip(reply)
 
     @contextlib.contextmanager
