@@ -264,7 +264,8 @@ def edit_as_a_user(sbatch: Path) -> None:
         "#SBATCH --cpus-per-task=4\n": "#SBATCH --cpus-per-task=1\n",
         "#SBATCH --mem-per-cpu=3G\n": "",
         "# source ~/venvs/autograd-lab/bin/activate\n": f"source {activate}\n",
-        "  --course course.toml --isolation bubblewrap\n": f"  --course course.toml --isolation bubblewrap --tasks {TASKS}\n",
+        "  --course course.toml --isolation bubblewrap\n":
+            f"  --course course.toml --isolation bubblewrap --tasks {TASKS}\n",
     }
     text = sbatch.read_text()
     for old, new in edits.items():

@@ -343,7 +343,7 @@ def breakdown_floor(cache: ExamplesCache, repeats: int, students: int, jobs: int
     if not stubs.exists():
         for name in kinds:
             bench_class.make_stubs(stubs / name)
-    runs = grade_all_pairs(cache, repeats, (stubs, kinds), jobs, examples, "B3.")
+    runs = grade_all_pairs(cache, repeats, (stubs, kinds), jobs, examples, "B3. the floor:")
     fixed, kernel = runs.per_submission()
     torch = statistics.median(t for t, _ in runs.pairs)
     mean, median = statistics.mean(own), statistics.median(own)
@@ -365,8 +365,8 @@ def measure_grade(cache: ExamplesCache, repeats: int, examples: list[int]) -> li
     `grade --results FILE`, which also writes results.json and draws loss.png beside it (CI's way)."""
     results = cache.scratch / "grade-results.json"
     targets = []
-    for label, extra in (("3. grade / import torch", []),
-                         ("3. grade --results / import torch", ["--results", str(results)])):
+    for label, extra in (("grade / import torch", []),
+                         ("grade --results / import torch", ["--results", str(results)])):
         def grade(extra=extra) -> float:
             results.unlink(missing_ok=True)
             with cache.run() as env:
@@ -375,7 +375,7 @@ def measure_grade(cache: ExamplesCache, repeats: int, examples: list[int]) -> li
                 examples.append(examples_tried(results))
             return seconds
 
-        print(f"3. autograd-lab grade solutions/{' --results FILE' if extra else ''}, against import torch",
+        print(f"grade: autograd-lab grade solutions/{' --results FILE' if extra else ''}, against import torch",
               flush=True)
         done = pairs(lambda: timed(IMPORT_TORCH), grade, repeats,
                      lambda torch, g: f"import torch {torch:5.2f} s   grade {g:6.2f} s   ratio {g / torch:5.2f}x")
@@ -490,7 +490,7 @@ def measure_class(cache: ExamplesCache, repeats: int, students: int, jobs: int, 
     same ratio for a class of ``small`` students drawn from it (``sample_class``; 0: not measured), which a
     per-student cost that grows with the class would leave below the big class's."""
     cores = min(jobs, os.cpu_count() or 1)
-    runs = grade_all_pairs(cache, repeats, make_class(cache, students), jobs, examples, "3.")
+    runs = grade_all_pairs(cache, repeats, make_class(cache, students), jobs, examples, "class:")
     done = runs.pairs
     median_ratio = statistics.median(class_ratio(torch, wall, students, cores) for torch, wall in done)
     per_minute = statistics.median(students / wall * 60 for _, wall in done)
@@ -512,7 +512,7 @@ def measure_class(cache: ExamplesCache, repeats: int, students: int, jobs: int, 
                        None)]
     if small:
         sampled = sample_class(cache, students, small)
-        few = grade_all_pairs(cache, repeats, sampled, jobs, examples, "3.").pairs
+        few = grade_all_pairs(cache, repeats, sampled, jobs, examples, "class:").pairs
         small = len(sampled[1])
         small_ratio = statistics.median(class_ratio(torch, wall, small, cores) for torch, wall in few)
         flat = median_ratio / small_ratio
@@ -529,7 +529,7 @@ def measure_shard(cache: ExamplesCache, repeats: int, students: int, shards: int
     units, and what the whole class takes with its shards side by side (about one shard's wall, on N machines like
     this one). Its students are every N-th of the class: a sample of the same mix."""
     cores = min(jobs, os.cpu_count() or 1)
-    runs = grade_all_pairs(cache, repeats, make_class(cache, students), jobs, examples, "4.", shard_of=(1, shards))
+    runs = grade_all_pairs(cache, repeats, make_class(cache, students), jobs, examples, "shard:", shard_of=(1, shards))
     ratio = statistics.median(class_ratio(torch, wall, runs.graded, cores) for torch, wall in runs.pairs)
     wall = statistics.median(w for _, w in runs.pairs)
     busy, kernel = runs.per_submission()
@@ -561,7 +561,7 @@ def measure_nbgrader(cache: ExamplesCache, repeats: int, examples: list[int]) ->
         examples.append(examples_tried(results))
         return seconds
 
-    print("3. nbgrader autograde --student alice --force, against autograd-lab grade of the same files and "
+    print("nbgrader: nbgrader autograde --student alice --force, against autograd-lab grade of the same files and "
           "nbgrader's own start (`import nbgrader.apps`, timed just before each autograde)", flush=True)
     done = pairs(autograde, grade, repeats,
                  lambda nb, cli: f"nbgrader autograde {nb:6.2f} s   autograd-lab grade {cli:6.2f} s   "
