@@ -31,7 +31,7 @@ BATCH_SIZE = 50  # requests per round trip when a forall asks its draws' request
 BATCH_SECONDS_PER_REQUEST = 0.25  # a batch's CPU limit: the longest request's, and this much for each
 MAX_EXPECTED_PER_DRAW = 16  # a bound on what one forall keeps, should a check name an input it should not
 # The same bound for what a task computes outside its foralls: its fixed cases, edges and cost rungs' inputs (task
-# 1.2's three ops, six forms and six timed sets ask for 30).
+# 1.2's three ops, six forms and six timed sets ask for 24, 1.5's for 18: past 16, each grade recomputed the rest).
 MAX_EXPECTED_OUTSIDE = 64
 
 
