@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from graders.isolation import work_files, worker_process
+from graders.isolation import processes, work_files
 from graders.judge import routing
 from graders.worker import protocol
 
@@ -62,7 +62,7 @@ class InProcessWorker:
         self.oracle_failure = None
         self._calls = routing.calls(routing.group_of(verb, args))  # offered what the worker of its group is
         # the peak memory of this process, as the judge reads a worker's (whatever the judge holds counts too here)
-        memory_before = worker_process.reset_peak_memory(os.getpid()) if measure_memory else None
+        memory_before = processes.reset_peak_memory(os.getpid()) if measure_memory else None
         start, here = time.process_time(), os.getcwd()
         os.chdir(self.work)
         try:
@@ -71,7 +71,7 @@ class InProcessWorker:
             os.chdir(here)
         self.last_cpu_seconds = time.process_time() - start
         self.cpu_used += self.last_cpu_seconds
-        self.last_memory_growth = worker_process.peak_memory_growth(os.getpid(), memory_before)
+        self.last_memory_growth = processes.peak_memory_growth(os.getpid(), memory_before)
         return _round_trip(reply)
 
     @contextlib.contextmanager
