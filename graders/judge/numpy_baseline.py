@@ -158,14 +158,17 @@ def start() -> None:
         _running()
 
 
-def measure(op: str, sets: list[list], kwargs: dict, repeat: int) -> float:
+def measure(op: str, sets: list[list], kwargs: dict, repeat: int, *, again: bool = False) -> float:
     """The numpy baseline's CPU seconds for ``repeat`` calls of numpy's ``op`` on ``sets`` (each a list of operands:
-    arrays, numbers, a target shape), measured once per judge process for these inputs. A numpy baseline that cannot
-    be measured is the grader's failure (RuntimeError), never the submission's."""
+    arrays, numbers, a target shape), measured once per judge process for these inputs; with ``again``, measured now
+    and not kept (a rule timed again is held to a baseline of that moment, which no later rung inherits). A numpy
+    baseline that cannot be measured is the grader's failure (RuntimeError), never the submission's."""
     from graders.judge import examples_cache
 
     key = examples_cache.digest("numpy_baseline", (op, sets, kwargs, repeat))
     with _lock:
+        if again:
+            return _run(op, sets, kwargs, repeat)
         if key not in _measured:
             _measured[key] = _run(op, sets, kwargs, repeat)
         return _measured[key]
