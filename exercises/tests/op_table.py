@@ -50,12 +50,12 @@ OPS = (
         Form("x + 2.5", "operands_with_constants", {"left": False}),
         Form("2.5 + y", "operands_with_constants", {"left": True}),
     ), Cost("x + y", lambda x, y: x + y, 30,
-            (Large("rc", -1.0, 1.0, False), Large("c", -1.0, 1.0, False)), {})),
+            (Large("rc", -1.0, 1.0, False), Large("rc", -1.0, 1.0, False)), {})),
     Op("sub", "1.2", "task1_2", lambda x, y: x - y, (
         Form("x - y", "operand_pairs", {}),
         Form("2.5 - y", "operands_with_constants", {"left": True}),
     ), Cost("x - y", lambda x, y: x - y, 30,
-            (Large("rc", -1.0, 1.0, False), Large("c", -1.0, 1.0, False)), {})),
+            (Large("rc", -1.0, 1.0, False), Large("rc", -1.0, 1.0, False)), {})),
     Op("neg", "1.2", "task1_2", lambda x: -x, (
         Form("-x", "single_operands", {}),
     ), Cost("-x", lambda x: -x, 30,
