@@ -87,6 +87,9 @@ class Task:
     oracle: Oracle | None = None
     # The verbs of an end-to-end rung that runs every file of the submission together (the lesson's run for 5.4).
     whole_stack: tuple[str, ...] = ()
+    # The ops of the op registry (graders/ops.py) whose backward rules an op task grades, by name: the one place an op
+    # is given its task (graders.ops.of_task, task_of).
+    ops: tuple[str, ...] = ()
 
     @property
     def marker(self) -> str:
@@ -121,21 +124,21 @@ class Task:
 OP_VERBS = ("op_backward", "op_cost")  # the verbs of every op task: the rule on drawn inputs, and its cost
 
 
-def op_task(id: str, title: str, points: int, oracle: Oracle | None = None) -> Task:
-    """A task that grades the backward rules of the ops of graders/ops.py that name it, in tensor.py: one check for
-    every such task (graders/judge/checks/ops.py's ``rules``)."""
-    return Task(id, title, "tensor", points, "ops.rules", OP_VERBS, oracle=oracle)
+def op_task(id: str, title: str, points: int, ops: tuple[str, ...], oracle: Oracle | None = None) -> Task:
+    """A task that grades the backward rules of ``ops`` (names of graders/ops.py's registry) in tensor.py: one check
+    for every such task (graders/judge/checks/ops.py's ``rules``)."""
+    return Task(id, title, "tensor", points, "ops.rules", OP_VERBS, oracle=oracle, ops=ops)
 
 
 TASKS = (
     Task("1.1", "unbroadcast", "tensor", 4, "ops.unbroadcast", ("unbroadcast", "unbroadcast_cost")),
-    op_task("1.2", "backward of +, - and unary -", 4, oracle=UNBROADCAST),
-    op_task("1.3", "backward of * and /", 4, oracle=UNBROADCAST),
-    op_task("1.4", "backward of @", 5),
-    op_task("1.5", "backward of **, exp and log", 5),
-    op_task("1.6", "backward of relu, tanh and sigmoid", 5),
-    op_task("1.7", "backward of sum, mean and square_mean", 5),
-    op_task("1.8", "backward of reshape and .T", 3),
+    op_task("1.2", "backward of +, - and unary -", 4, ("add", "sub", "neg"), oracle=UNBROADCAST),
+    op_task("1.3", "backward of * and /", 4, ("mul", "div"), oracle=UNBROADCAST),
+    op_task("1.4", "backward of @", 5, ("matmul",)),
+    op_task("1.5", "backward of **, exp and log", 5, ("pow", "exp", "log")),
+    op_task("1.6", "backward of relu, tanh and sigmoid", 5, ("relu", "tanh", "sigmoid")),
+    op_task("1.7", "backward of sum, mean and square_mean", 5, ("sum", "mean", "square_mean")),
+    op_task("1.8", "backward of reshape and .T", 3, ("reshape", "T")),
     Task("2.1", "backward(): topological order and the chain rule", "tensor", 8, "engine.topological_order",
          ("graph",)),
     Task("2.2", "backward(): seeding, accumulation and errors", "tensor", 5, "engine.seeding_accumulation_errors",

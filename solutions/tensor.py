@@ -120,7 +120,7 @@ class Tensor:
 
         def backward(g):
             """out = x + y (numpy broadcasting). Return (dL/dx, dL/dy), each unbroadcast to its input's shape."""
-            ### BEGIN SOLUTION (Task 1.2: backward of +)
+            ### BEGIN SOLUTION (op add: backward of +)
             return unbroadcast(g, x.shape), unbroadcast(g, y.shape)
             ### END SOLUTION
 
@@ -132,7 +132,7 @@ class Tensor:
     def __neg__(self) -> Tensor:
         def backward(g):
             """out = -x. Return (dL/dx,)."""
-            ### BEGIN SOLUTION (Task 1.2: backward of unary -)
+            ### BEGIN SOLUTION (op neg: backward of unary -)
             return (-g,)
             ### END SOLUTION
 
@@ -144,7 +144,7 @@ class Tensor:
 
         def backward(g):
             """out = x - y (numpy broadcasting). Return (dL/dx, dL/dy), each unbroadcast to its input's shape."""
-            ### BEGIN SOLUTION (Task 1.2: backward of -)
+            ### BEGIN SOLUTION (op sub: backward of -)
             return unbroadcast(g, x.shape), unbroadcast(-g, y.shape)
             ### END SOLUTION
 
@@ -159,7 +159,7 @@ class Tensor:
 
         def backward(g):
             """out = x * y (numpy broadcasting). Return (dL/dx, dL/dy), each unbroadcast to its input's shape."""
-            ### BEGIN SOLUTION (Task 1.3: backward of *)
+            ### BEGIN SOLUTION (op mul: backward of *)
             return unbroadcast(g * y, x.shape), unbroadcast(g * x, y.shape)
             ### END SOLUTION
 
@@ -174,7 +174,7 @@ class Tensor:
 
         def backward(g):
             """out = x / y (numpy broadcasting). Return (dL/dx, dL/dy), each unbroadcast to its input's shape."""
-            ### BEGIN SOLUTION (Task 1.3: backward of /)
+            ### BEGIN SOLUTION (op div: backward of /)
             return unbroadcast(g / y, x.shape), unbroadcast(-g * x / y**2, y.shape)
             ### END SOLUTION
 
@@ -188,7 +188,7 @@ class Tensor:
 
         def backward(g):
             """out = x ** p, p a Python number (a constant: it gets no gradient), for x > 0. Return (dL/dx,)."""
-            ### BEGIN SOLUTION (Task 1.5: backward of **)
+            ### BEGIN SOLUTION (op pow: backward of **)
             return (g * p * x ** (p - 1),)
             ### END SOLUTION
 
@@ -200,7 +200,7 @@ class Tensor:
 
         def backward(g):
             """out = x @ w, x of shape (n, k) and w of shape (k, m). Return (dL/dx, dL/dw), shaped as x and w."""
-            ### BEGIN SOLUTION (Task 1.4: backward of @)
+            ### BEGIN SOLUTION (op matmul: backward of @)
             return g @ w.T, x.T @ g
             ### END SOLUTION
 
@@ -211,7 +211,7 @@ class Tensor:
 
         def backward(g):
             """out = exp(x), elementwise. Return (dL/dx,); the forward's ``out`` is at hand."""
-            ### BEGIN SOLUTION (Task 1.5: backward of exp)
+            ### BEGIN SOLUTION (op exp: backward of exp)
             return (g * out,)
             ### END SOLUTION
 
@@ -222,7 +222,7 @@ class Tensor:
 
         def backward(g):
             """out = log(x), elementwise (x > 0). Return (dL/dx,)."""
-            ### BEGIN SOLUTION (Task 1.5: backward of log)
+            ### BEGIN SOLUTION (op log: backward of log)
             return (g / x,)
             ### END SOLUTION
 
@@ -234,7 +234,7 @@ class Tensor:
         def backward(g):
             """out = max(x, 0), elementwise. Return (dL/dx,); at exactly x = 0 take the slope as 0, as
             PyTorch does."""
-            ### BEGIN SOLUTION (Task 1.6: backward of relu)
+            ### BEGIN SOLUTION (op relu: backward of relu)
             return (g * (x > 0),)
             ### END SOLUTION
 
@@ -245,7 +245,7 @@ class Tensor:
 
         def backward(g):
             """out = tanh(x), elementwise. Return (dL/dx,); the forward's ``out`` is at hand."""
-            ### BEGIN SOLUTION (Task 1.6: backward of tanh)
+            ### BEGIN SOLUTION (op tanh: backward of tanh)
             return (g * (1.0 - out**2),)
             ### END SOLUTION
 
@@ -257,7 +257,7 @@ class Tensor:
 
         def backward(g):
             """out = 1 / (1 + exp(-x)), elementwise. Return (dL/dx,); the forward's ``out`` is at hand."""
-            ### BEGIN SOLUTION (Task 1.6: backward of sigmoid)
+            ### BEGIN SOLUTION (op sigmoid: backward of sigmoid)
             return (g * out * (1.0 - out),)
             ### END SOLUTION
 
@@ -270,7 +270,7 @@ class Tensor:
         def backward(g):
             """out = x.sum(axis, keepdims). Return (dL/dx,), of x's shape. The given
             _keep_reduced_axes(g, shape, axis, keepdims) puts the summed axes back as size 1."""
-            ### BEGIN SOLUTION (Task 1.7: backward of sum)
+            ### BEGIN SOLUTION (op sum: backward of sum)
             return (np.broadcast_to(_keep_reduced_axes(g, shape, axis, keepdims), shape).copy(),)
             ### END SOLUTION
 
@@ -283,7 +283,7 @@ class Tensor:
         def backward(g):
             """out = x.mean(axis, keepdims): each output averages ``count`` elements of x.
             Return (dL/dx,), of x's shape."""
-            ### BEGIN SOLUTION (Task 1.7: backward of mean)
+            ### BEGIN SOLUTION (op mean: backward of mean)
             return (np.broadcast_to(_keep_reduced_axes(g, shape, axis, keepdims), shape) / count,)
             ### END SOLUTION
 
@@ -294,7 +294,7 @@ class Tensor:
 
         def backward(g):
             """out = mean(x**2) over all of x's elements (a 0-d result). Return (dL/dx,)."""
-            ### BEGIN SOLUTION (Task 1.7: backward of square_mean)
+            ### BEGIN SOLUTION (op square_mean: backward of square_mean)
             return (g * 2.0 * x / x.size,)
             ### END SOLUTION
 
@@ -305,7 +305,7 @@ class Tensor:
 
         def backward(g):
             """out = x.reshape(shape). Return (dL/dx,), of x's shape."""
-            ### BEGIN SOLUTION (Task 1.8: backward of reshape)
+            ### BEGIN SOLUTION (op reshape: backward of reshape)
             return (g.reshape(old),)
             ### END SOLUTION
 
@@ -315,7 +315,7 @@ class Tensor:
     def T(self) -> Tensor:
         def backward(g):
             """out = x.T (all axes reversed). Return (dL/dx,), of x's shape."""
-            ### BEGIN SOLUTION (Task 1.8: backward of .T)
+            ### BEGIN SOLUTION (op T: backward of .T)
             return (g.T,)
             ### END SOLUTION
 

@@ -1,5 +1,6 @@
 """Adding an op task as a maintainer does: its rule in solutions/, one entry of the op registry, one row of the task
-table and its hint, then `autograd-lab build-exercises`; in a copy of the repository, graded both ways."""
+table (the one place its id is written) and its hint, then `autograd-lab build-exercises`; in a copy of the
+repository, graded both ways."""
 
 from __future__ import annotations
 
@@ -21,18 +22,21 @@ SOFTPLUS = '''
 
         def backward(g):
             """out = log(1 + exp(x)), elementwise. Return (dL/dx,)."""
-            ### BEGIN SOLUTION (Task 1.9: backward of softplus)
+            ### BEGIN SOLUTION (op softplus: backward of softplus)
             return (g / (1.0 + np.exp(-x)),)
             ### END SOLUTION
 
         return op(out, (self,), backward)
 '''
-ENTRY = '''    Op("softplus", "1.9", "lambda x: x.softplus()", (
+ENTRY = '''    Op("softplus", "lambda x: x.softplus()", (
         Form("x.softplus()", SINGLE, ([A], {}), msg.HINT_SOFTPLUS),
     ), Cost("x.softplus()", "lambda x: np.logaddexp(0.0, x)", 15.0, repeat=10),
         torch=torch_op("nn.functional.softplus")),
 )
 '''
+ROW_BEFORE = '    op_task("1.8", "backward of reshape and .T", 3, ("reshape", "T")),\n'
+ROW = '    op_task("1.9", "backward of softplus", 3, ("softplus",)),\n'
+HINT = 'HINT_SOFTPLUS = "softplus\'s slope is a function task 1.6 has"\n'
 WRONG = "return (g * np.exp(x) / (1.0 + np.exp(x)) ** 2,)"  # sigmoid's slope: softplus's second derivative
 
 
@@ -53,10 +57,8 @@ def repository(tmp_path_factory) -> Path:
          SOFTPLUS.lstrip("\n") + "\n    # ----- reductions and shapes -----\n")
     last = "    ), Cost(\"x.T\", \"lambda x: x.T.copy()\", 30.0), torch=_reverse_axes, moves_entries=True),\n"
     edit(root / "graders" / "ops.py", last + ")\n", last + ENTRY)
-    edit(root / "graders" / "tasks.py", '    op_task("1.8", "backward of reshape and .T", 3),\n',
-         '    op_task("1.8", "backward of reshape and .T", 3),\n    op_task("1.9", "backward of softplus", 3),\n')
-    hint = 'HINT_SOFTPLUS = "softplus\'s slope is a function task 1.6 has"\n'
-    edit(root / "graders" / "messages" / "op_tasks.py", "HINT_T = ", hint + "HINT_T = ")
+    edit(root / "graders" / "tasks.py", ROW_BEFORE, ROW_BEFORE + ROW)
+    edit(root / "graders" / "messages" / "op_tasks.py", "HINT_T = ", HINT + "HINT_T = ")
     run(root, "build-exercises")
     return root
 
@@ -74,6 +76,13 @@ def grade(root: Path, submission: Path) -> dict:
     results = submission.parent / f"{submission.name}.json"
     run(root, "grade", str(submission), "--tasks", "1.9", "--results", str(results))
     return json.loads(results.read_text())
+
+
+def test_the_new_tasks_id_is_written_in_its_row_alone():
+    """Of what a maintainer writes by hand to add softplus as task 1.9 (its rule and markers, its registry entry, its
+    hint, its task's row), does only the row hold the id? (The stub's "Task 1.9" comes from the row: below.)"""
+    assert [name for name, text in (("rule", SOFTPLUS), ("entry", ENTRY), ("hint", HINT), ("row", ROW))
+            if "1.9" in text] == ["row"]
 
 
 @pytest.mark.slow

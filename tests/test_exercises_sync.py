@@ -1,5 +1,6 @@
 """The generated exercises/ stay in step with solutions/, and the stub generator keeps its rules."""
 
+import dataclasses
 import re
 import shutil
 
@@ -7,7 +8,7 @@ import pytest
 
 from graders import ops, paths
 from graders.course import build, tables
-from graders.tasks import TASKS
+from graders.tasks import BY_ID, TASKS
 
 MARKED = '''def double(x):
     """2 x."""
@@ -33,9 +34,12 @@ def test_the_files_derived_from_the_task_table_and_the_op_registry_are_in_sync()
 def test_an_op_added_to_the_registry_makes_its_derived_files_stale(monkeypatch):
     """Can the check above fail: with one more op in the registry, are the worker's forwards, the public tests'
     table and the contract's table of forms stale, and do they hold the new op?"""
-    softsign = ops.Op("softsign", "1.6", "lambda x: x.softsign()", (
+    softsign = ops.Op("softsign", "lambda x: x.softsign()", (
         ops.Form("x.softsign()", ops.SINGLE, ([ops.A], {}), "a hint"),), ops.Cost("x.softsign()", "lambda x: x", 9.0))
     monkeypatch.setattr(ops, "OPS", (*ops.OPS, softsign))
+    with_softsign = dataclasses.replace(BY_ID["1.6"], ops=(*BY_ID["1.6"].ops, "softsign"))
+    monkeypatch.setattr(ops, "TASKS", tuple(with_softsign if task.id == "1.6" else task for task in TASKS))
+    monkeypatch.setattr(ops, "BY_ID", {**BY_ID, "1.6": with_softsign})
     assert tables.out_of_date() == ["graders/worker/op_forwards.py", "exercises/tests/op_table.py", "docs/contract.md"]
     assert '"softsign": lambda x: x.softsign(),' in tables.worker_forwards()
     assert "`x.softsign()` (9 times)" in tables.contract(tables.CONTRACT.read_text())
@@ -57,6 +61,18 @@ def test_a_marked_region_becomes_one_raise_at_the_marker_indentation():
         '    """2 x."""\n'
         '    raise NotImplementedError("Task 9.9: double")\n'
     )
+
+
+def test_a_backward_rules_marker_names_its_op_and_its_stub_the_task_whose_row_lists_it():
+    """Does a marker that names an op (``op matmul: ...``) become the stub of the task whose row lists the op (1.4),
+    so that an op task's id is written in its row alone, and does one naming an op no row lists raise MarkerError
+    with the file and line?"""
+    rule = "        ### BEGIN SOLUTION (op matmul: backward of @)\n        return g @ w.T, x.T @ g\n" \
+           "        ### END SOLUTION\n"
+    assert build.stub_source(rule) == '        raise NotImplementedError("Task 1.4: backward of @")\n'
+    with pytest.raises(build.MarkerError, match=r"^broken\.py:1: no task of graders/tasks\.py grades the op "
+                                                r"'softsign'"):
+        build.stub_source(rule.replace("op matmul", "op softsign"), "broken.py")
 
 
 def test_text_without_markers_is_copied_as_it_is():

@@ -107,7 +107,7 @@ def test_a_grade_with_cost_rungs_starts_the_numpy_baseline_and_no_other_grade_do
     """routing.start starts the numpy baseline with the tasks that time against it (1.1 and every op task), and only
     with them."""
     assert {task.id for task in TASKS if set(task.verbs) & set(numpy_baseline.TIMED_VERBS)} == {
-        "1.1", *(op.task for op in registry.OPS)}
+        "1.1", *(registry.task_of(op) for op in registry.OPS)}
     routing.start(_Handle(), [BY_ID["2.1"], BY_ID["3.1"]])
     assert fresh == []
     routing.start(_Handle(), [BY_ID["2.1"], BY_ID["1.4"]])

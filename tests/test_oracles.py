@@ -63,7 +63,7 @@ def test_the_checks_runs_fit_within_the_caps():
     oracles.check_train_epoch({**lesson_run, "batches": batches(256, 1)})  # one row a batch: 256 batches
     epochs = checkpoint.CKPT_EPOCHS + checkpoint.CKPT_FIRST  # fit_cut: whole, then cut (the most of one request)
     assert oracles.CHECKS_MOST_EPOCHS == epochs and 2 * epochs <= oracles.MAX_CALLS
-    largest = max(op.cost.sides[1] - 1 for op in registry.OPS if BY_ID[op.task].route.asks("unbroadcast"))
+    largest = max(op.cost.sides[1] - 1 for op in registry.OPS if BY_ID[registry.task_of(op)].route.asks("unbroadcast"))
     assert max(largest ** 2, cost._BIG.size) <= oracles.MAX_UNBROADCAST_ELEMENTS
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from graders import ops, paths
+from graders.course import build
 from graders.tasks import ORACLES, TASKS
 
 GRADERS = paths.HERE
@@ -501,6 +502,15 @@ def test_every_check_of_the_task_table_is_a_function_of_its_module():
         assert function in {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}, task_id
 
 
+def test_every_op_of_the_registry_is_graded_by_one_op_task_and_every_op_task_grades_ops():
+    """Does the row of exactly one task list each op of graders/ops.py, does every name a row lists name an op of the
+    registry, and is every task that lists ops checked by the op tasks' check (and every such task given ops)?"""
+    listed = [name for task in TASKS for name in task.ops]
+    assert sorted(listed) == sorted(op.name for op in ops.OPS), "each op in exactly one row, and no other name"
+    for task in TASKS:
+        assert bool(task.ops) == (task.check == "ops.rules"), task.id
+
+
 # What sends a request to a worker, and the position of its verb: ctx.ask(verb, ...), timed_rung(ctx, verb, ...), and
 # checkpoint's Folder(ctx, verb, ...), which opens the working folder of the process that answers it.
 SENDERS = {"ask": 0, "timed_rung": 1, "Folder": 1}
@@ -628,8 +638,8 @@ UPDATE_INDEX = os.environ.get("AUTOGRAD_LAB_UPDATE_INDEX") == "1"
 
 
 def registry_templates() -> dict[str, set[str]]:
-    """The templates of graders/messages/ that the op registry (graders/ops.py) gives each op task's ops, read from
-    its source: the ``msg.X`` of each ``Op(...)`` entry, and those of the registry's own definitions it names (a
+    """The templates of graders/messages/ that the op registry (graders/ops.py) gives each op task's ops (by the task
+    whose row lists the op), read from its source: the ``msg.X`` of each ``Op(...)`` entry, and those of the registry's own definitions it names (a
     ``Cost``'s default hint, ``_mistakes``'s table)."""
     tree = ast.parse(MODULES["graders.ops"].read_text())
     defined = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
@@ -644,7 +654,7 @@ def registry_templates() -> dict[str, set[str]]:
     for entry in table.elts:
         templates = named(entry) | set().union(*(named(defined[sub.id]) for sub in ast.walk(entry)
                                                  if isinstance(sub, ast.Name) and sub.id in defined))
-        found.setdefault(entry.args[1].value, set()).update(templates)
+        found.setdefault(ops.task_of(entry.args[0].value), set()).update(templates)
     return found
 
 
@@ -697,7 +707,8 @@ def _stubs_text(task) -> str:
     messages = [message for message in STUB.findall((paths.EXERCISES / f"{task.module}.py").read_text())
                 if task.id in dict(STUB_PART.findall(message))]
     solution = (paths.SOLUTIONS / f"{task.module}.py").read_text()
-    assert all(f"### BEGIN SOLUTION ({message})" in solution for message in messages), task.id
+    heads = {build.stub_label(match["label"]) for line in solution.splitlines() if (match := build.BEGIN.match(line))}
+    assert set(messages) <= heads, task.id
     if not messages:
         return f"no stub of its own in `exercises/{task.module}.py`"
     whats = [dict(STUB_PART.findall(message))[task.id] for message in messages]

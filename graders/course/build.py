@@ -1,9 +1,13 @@
 """Generate the student's stubs from solutions/ (nbgrader's marker rules).
 
-Each region between ``### BEGIN SOLUTION (Task 1.4: backward of @)`` and
+Each region between ``### BEGIN SOLUTION (Task 5.2: evaluate)`` and
 ``### END SOLUTION`` becomes one line at the marker's indentation:
-``raise NotImplementedError("Task 1.4: backward of @")``. Everything else,
-docstrings with the math included, is copied as it is.
+``raise NotImplementedError("Task 5.2: evaluate")``. A backward rule's marker names
+its op instead of a task, ``### BEGIN SOLUTION (op matmul: backward of @)``, and its
+stub names the task whose row of graders/tasks.py lists that op:
+``raise NotImplementedError("Task 1.4: backward of @")``, so an op task's id is
+written in its row alone. Everything else, docstrings with the math included, is
+copied as it is.
 """
 
 from __future__ import annotations
@@ -12,13 +16,23 @@ import ast
 import re
 from pathlib import Path
 
-BEGIN = re.compile(r"^(?P<indent>[ \t]*)### BEGIN SOLUTION \((?P<label>Task \d\.\d.*)\)[ \t]*$")
+from graders import ops
+
+BEGIN = re.compile(r"^(?P<indent>[ \t]*)### BEGIN SOLUTION \((?P<label>(?:Task \d\.\d|op \w+:).*)\)[ \t]*$")
+OP_LABEL = re.compile(r"^op (?P<op>\w+): (?P<title>.+)$")
 END = re.compile(r"^[ \t]*### END SOLUTION[ \t]*$")
 ANY_MARKER = re.compile(r"###\s*(BEGIN|END) SOLUTION")
 
 
 class MarkerError(ValueError):
-    """A solution file whose markers do not pair up or carry no task id."""
+    """A solution file whose markers do not pair up, or name no task id or an op no task grades."""
+
+
+def stub_label(label: str) -> str:
+    """The stub's message for a marker's ``label``: "Task X.Y: ..." as it is, and "op NAME: ..." as "Task X.Y: ..."
+    with the id of the task that grades op NAME. KeyError for an op that no row of graders/tasks.py lists."""
+    named = OP_LABEL.match(label)
+    return label if named is None else f"Task {ops.task_of(named['op'])}: {named['title']}"
 
 
 def stub_source(text: str, filename: str = "<source>") -> str:
@@ -28,12 +42,18 @@ def stub_source(text: str, filename: str = "<source>") -> str:
         begin, end = BEGIN.match(line), END.match(line)
         if region_start is None and begin:
             region_start = number
-            out.append(f'{begin["indent"]}raise NotImplementedError("{begin["label"]}")\n')
+            try:
+                label = stub_label(begin["label"])
+            except KeyError as error:
+                raise MarkerError(f"{filename}:{number}: {error.args[0]}: list it in its task's row (op_task)") \
+                    from None
+            out.append(f'{begin["indent"]}raise NotImplementedError("{label}")\n')
         elif region_start is not None and end:
             region_start = None
         elif ANY_MARKER.search(line):
             raise MarkerError(f"{filename}:{number}: unexpected or malformed marker: {line.strip()!r} "
-                              "(expected '### BEGIN SOLUTION (Task X.Y: title)' ... '### END SOLUTION')")
+                              "(expected '### BEGIN SOLUTION (Task X.Y: title)', or '(op NAME: title)' for a backward "
+                              "rule, ... '### END SOLUTION')")
         elif region_start is None:
             out.append(line)
     if region_start is not None:

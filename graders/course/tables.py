@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 from graders import ops, paths
-from graders.tasks import TASKS
+from graders.tasks import BY_ID, TASKS
 
 GENERATED = "generated from graders/tasks.py and graders/ops.py by `autograd-lab build-exercises`: do not edit"
 WORKER_FORWARDS = paths.WORKER / "op_forwards.py"
@@ -53,12 +53,12 @@ def _large(large: ops.Large) -> str:
 
 
 def _public_op(op: ops.Op) -> str:
-    task = next(task for task in TASKS if task.id == op.task)
+    task = BY_ID[ops.task_of(op)]
     forms = "".join(f"        Form({_py(form.text)}, {_py(form.domain.name)}, {_py(form.domain.bounds)}),\n"
                     for form in op.forms)
     cost = op.cost
     large = ", ".join(_large(large) for large in cost.operands) + ("," if len(cost.operands) == 1 else "")
-    return (f"    Op({_py(op.name)}, {_py(op.task)}, {_py(task.marker)}, {op.forward}, (\n{forms}"
+    return (f"    Op({_py(op.name)}, {_py(task.id)}, {_py(task.marker)}, {op.forward}, (\n{forms}"
             f"    ), Cost({_py(cost.text)}, {cost.numpy}, {cost.limit:g},\n"
             f"            ({large}), {_py(cost.kwargs)})),\n")
 

@@ -44,7 +44,7 @@ RESHAPE = "            return (g.reshape(old),)\n"
 # name -> (task, expected verdict, [(find, replace)] in tensor.py, or appended text); the references first
 VARIANTS = {
     "reference 1.1": ("1.1", "pass", []),
-    **{f"reference {task}": (task, "pass", []) for task in dict.fromkeys(op.task for op in ops.OPS)},
+    **{f"reference {task}": (task, "pass", []) for task in dict.fromkeys(ops.task_of(op) for op in ops.OPS)},
     "unbroadcast, a loop over the axes (kahn style)": ("1.1", "pass", [(
         "    while grad.ndim > len(shape):\n        grad = grad.sum(axis=0)\n",
         "    for _ in range(grad.ndim - len(shape)):\n        grad = grad.sum(axis=0)\n")]),

@@ -41,7 +41,7 @@ class OpCase:
     @property
     def task(self) -> str:
         """The id of the task that grades the op."""
-        return self.op.task
+        return ops.task_of(self.op)
 
     @property
     def name(self) -> str:
@@ -336,7 +336,7 @@ def check_cost(ctx: Context, op: Op) -> CheckFailed | None:
         if len(answers) != len(sets):
             ctx.fail(f"the answers of the backward rule of {cost.text}", "something else", f"{len(sets)} answers")
         for operands, upstream, answer in zip(sets, upstreams, answers):
-            _, expected = ctx.expected(f"vjp of {op.task} {cost.text}", partial(reference.expected_vjp, case.torch),
+            _, expected = ctx.expected(f"vjp of {ops.task_of(op)} {cost.text}", partial(reference.expected_vjp, case.torch),
                                        operands, kwargs, upstream, with_finite_differences=False)
             check_answer(ctx, case, operands, kwargs, upstream, answer, expected)
 
