@@ -167,13 +167,27 @@ def test_a_name_or_message_from_a_student_is_text_in_both_formats():
 
 
 def test_every_named_mistake_has_its_own_sentence_of_what_the_students_did():
-    """Does every mistake the reader names have a sentence in messages.CLASS_MISTAKES, no two the same, none an id,
-    so that the page says each in words and a sentence reads back to one mistake?"""
-    assert set(msg.CLASS_MISTAKES) == set(mistakes.hints())
-    sentences = list(msg.CLASS_MISTAKES.values())
+    """Does every mistake the reader names have a sentence in messages.CLASS_MISTAKES, or for the hint of an op's
+    form that has none, one made from the op (an op added to the registry), no two the same, none an id, so that the
+    page says each in words and a sentence reads back to one mistake?"""
+    worded = {**msg.CLASS_MISTAKES, **report.op_rule_sentences()}
+    assert set(worded) == set(mistakes.hints())
+    assert not set(msg.CLASS_MISTAKES) & set(report.op_rule_sentences())
+    sentences = list(worded.values())
     assert len(set(sentences)) == len(sentences)
     assert not [s for s in sentences if "HINT_" in s or not s or s[0].isupper()]
-    assert all(report.sentence(mistake) == msg.CLASS_MISTAKES[mistake] for mistake in mistakes.hints())
+    assert all(report.sentence(mistake) == worded[mistake] for mistake in mistakes.hints())
+
+
+def test_the_hint_of_an_ops_form_without_a_sentence_is_said_as_its_rule_wrong(monkeypatch):
+    """Does the hint of an op's form that messages.CLASS_MISTAKES does not word (an op added to the registry) read as
+    that op's rule wrong, not as its hint's text?"""
+    report.op_rule_sentences.cache_clear()
+    monkeypatch.delitem(msg.CLASS_MISTAKES, "HINT_TANH")
+    try:
+        assert report.sentence("HINT_TANH") == "got tanh's rule wrong in a way no known mistake matches"
+    finally:
+        report.op_rule_sentences.cache_clear()
 
 
 def results_json(*tests: dict) -> str:

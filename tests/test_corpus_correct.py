@@ -9,6 +9,7 @@ one, a folder is graded on every task of tensor.py.
 
 from __future__ import annotations
 
+import ast
 import re
 import shutil
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 from corpus import TASKS_OF_FILE
 
+from graders import ops
 from graders.judge.grade import PASSED, SKIPPED, grade
 from graders.paths import SOLUTIONS
 from graders.tasks import BY_ID
@@ -28,11 +30,20 @@ def styles() -> list[Path]:
     return sorted(p for p in CORRECT.iterdir() if p.is_dir() and (p / "STYLE.txt").exists())
 
 
+def defines(text: str, op: ops.Op) -> bool:
+    """Whether a style's tensor.py (``text``) defines what the op's forward calls by name (``x.exp()`` an ``exp``,
+    ``x.T`` a ``T``); an operator (``x + y``) it always has."""
+    called = {node.attr for node in ast.walk(ast.parse(op.forward)) if isinstance(node, ast.Attribute)}
+    return all(re.search(rf"^\s*def {name}\(", text, flags=re.M) for name in called)
+
+
 def tasks_of(folder: Path) -> tuple[str, ...]:
-    """The task ids the folder's STYLE.txt lists, or every task of tensor.py."""
+    """The task ids the folder's STYLE.txt lists; without a list, every task of tensor.py but an op task with an op
+    the style's tensor.py does not define (one added to the registry after the style was written)."""
     match = TASKS_LINE.search((folder / "STYLE.txt").read_text())
     if match is None:
-        return TASKS_OF_FILE["tensor.py"]
+        text = (folder / "tensor.py").read_text()
+        return tuple(task for task in TASKS_OF_FILE["tensor.py"] if all(defines(text, op) for op in ops.of_task(task)))
     tasks = tuple(re.split(r"[\s,]+", match[1].strip()))
     unknown = [t for t in tasks if t not in BY_ID]
     assert not unknown, f"{folder.name}/STYLE.txt lists unknown task ids {unknown}"
@@ -51,6 +62,18 @@ def test_a_correct_submission_in_another_style_gets_full_marks(folder: Path, tmp
             if r.status != PASSED and not (r.status == SKIPPED and r.task.points == 0)]
     assert not lost, "\n".join(lost)
     assert report.score == report.max_score
+
+
+def test_a_style_is_graded_on_every_op_it_defines_and_not_on_an_op_added_after_it():
+    """Is every style of tensor.py graded on every op task today (each defines every op of the registry), and would
+    an op that a style's tensor.py does not define (softplus, added after it) leave only that op's task out?"""
+    for folder in styles():
+        if (folder / "tensor.py").exists() and not TASKS_LINE.search((folder / "STYLE.txt").read_text()):
+            assert tasks_of(folder) == TASKS_OF_FILE["tensor.py"], folder.name
+    softplus = ops.Op("softplus", "lambda x: x.softplus()", (), ops.Cost("x.softplus()", "lambda x: x", 15.0))
+    text = (CORRECT / "kahn" / "tensor.py").read_text()
+    assert not defines(text, softplus)
+    assert all(defines(text, op) for op in ops.OPS)
 
 
 def test_the_corpus_holds_at_least_five_styles():

@@ -639,8 +639,8 @@ UPDATE_INDEX = os.environ.get("AUTOGRAD_LAB_UPDATE_INDEX") == "1"
 
 def registry_templates() -> dict[str, set[str]]:
     """The templates of graders/messages/ that the op registry (graders/ops.py) gives each op task's ops (by the task
-    whose row lists the op), read from its source: the ``msg.X`` of each ``Op(...)`` entry, and those of the registry's own definitions it names (a
-    ``Cost``'s default hint, ``_mistakes``'s table)."""
+    whose row lists the op), read from its source: the ``msg.X`` of each ``Op(...)`` entry, and those of the
+    registry's own definitions it names (a ``Cost``'s default hint, ``_mistakes``'s table)."""
     tree = ast.parse(MODULES["graders.ops"].read_text())
     defined = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
 

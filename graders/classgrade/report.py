@@ -15,6 +15,7 @@ the code can close.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import re
 import statistics
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graders import messages as msg
+from graders import ops
 from graders.classgrade import similarity
 from graders.classgrade.gradebook import CODE, Record, student_dir
 from graders.paths import TEMPLATES
@@ -211,12 +213,27 @@ def build(out: Path, records: list[Record], task_ids: tuple[str, ...], course_po
 
 
 def sentence(mistake: str) -> str:
-    """What the students who made ``mistake`` did, in the course's words: its sentence of messages.CLASS_MISTAKES,
-    else its hint's text (each blank of the template an ellipsis); never its id."""
-    said = msg.CLASS_MISTAKES.get(mistake)
+    """What the students who made ``mistake`` did, in the course's words: its sentence of messages.CLASS_MISTAKES, or
+    for the hint of an op's form (graders/ops.py) that has none, that the op's rule was wrong; else its hint's text
+    (each blank of the template an ellipsis); never its id."""
+    said = msg.CLASS_MISTAKES.get(mistake) or op_rule_sentences().get(mistake)
     if said is not None:
         return said
     return msg.CLASS_MISTAKE_HINT.format(hint=meaning(mistake))
+
+
+@functools.cache
+def op_rule_sentences() -> dict[str, str]:
+    """The sentence of each hint of an op's form that messages.CLASS_MISTAKES does not word (an op added to the
+    registry needs none of its own): the op's rule wrong in a way no known mistake matches."""
+    by_text = {text: mistake for mistake, text in mistakes.templates().items()}
+    found: dict[str, str] = {}
+    for op in ops.OPS:
+        for form in op.forms:
+            mistake = by_text.get(form.hint)
+            if mistake is not None and mistake not in msg.CLASS_MISTAKES:
+                found.setdefault(mistake, msg.CLASS_OP_RULE.format(op=op.name))
+    return found
 
 
 def meaning(mistake: str) -> str:

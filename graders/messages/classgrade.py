@@ -161,3 +161,4 @@ CLASS_SIMILAR_SKIPPED = "Not compared: {error} (copydetect comes with autograd-l
 CLASS_SIMILAR_MORE = "The first {shown} pairs are shown side by side below; {count} more are in the table only."
 CLASS_SIMILAR_LINES = "shared code on lines {first} to {last}"
 CLASS_MISTAKE_HINT = "lost the task to a mistake whose hint says: {hint}"
+CLASS_OP_RULE = "got {op}'s rule wrong in a way no known mistake matches"  # an op's form's hint without a sentence
