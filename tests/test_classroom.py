@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+import sample_course
 
 from graders import keys
 from graders.cli import main
@@ -202,14 +203,17 @@ def test_without_the_secret_the_autograder_refuses_and_says_how_to_give_it(tmp_p
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("source", "score"), [("solutions", 96), ("exercises", 0)])
-def test_the_autograder_grades_the_reference_to_full_marks_and_the_stubs_to_zero(tmp_path, source, score):
+@pytest.mark.parametrize(("source", "full_marks"), [("solutions", True), ("exercises", False)],
+                         ids=["solutions", "exercises"])
+def test_the_autograder_grades_the_reference_to_full_marks_and_the_stubs_to_zero(tmp_path, source, full_marks):
     """Does autograder.py, run in a student's checkout with the course's secret on the runner, write a v1
-    result.json for the owner: the reference 96/96 in a course of 96 points, the stubs 0/96, one test per task, the
-    commit's time, the scorecard in release-body.md, and the owner's key, never the key itself?"""
+    result.json for the owner: the reference full marks in a course without Adam and the PyTorch loop and with 1.4
+    worth 10, the stubs 0, one test per task, the commit's time, the scorecard in release-body.md, and the owner's
+    key, never the key itself?"""
     course = tmp_path / "course.toml"
-    course.write_text(course_file.template(SECRET).replace('"3.3" = 5', '"3.3" = 0').replace(
-        '"6.1" = 4', '"6.1" = 0').replace('"1.4" = 5', '"1.4" = 10'))
+    course.write_text(sample_course.text(SECRET))
+    total = sample_course.TOTAL
+    score = total if full_marks else 0
     built = classroom50.build(tmp_path / "c", course=course_file.load(course), wheel=built_wheel(tmp_path))
     checkout = tmp_path / "checkout"
     shutil.copytree(REPO / source, checkout / "exercises", ignore=shutil.ignore_patterns("__pycache__"))
@@ -218,10 +222,10 @@ def test_the_autograder_grades_the_reference_to_full_marks_and_the_stubs_to_zero
     assert done.returncode == 0, done.stderr[-2000:]
     data = json.loads((checkout / "result.json").read_text())
     assert v1_problems(data, "alice") == []
-    assert (data["score"], data["max-score"], data["datetime"]) == (score, 96, "2027-03-01T10:00:00Z")
+    assert (data["score"], data["max-score"], data["datetime"]) == (score, total, "2027-03-01T10:00:00Z")
     assert [t["test-name"].split()[0] for t in data["tests"]] == list(course_file.load(course).tasks)
     body = (checkout / "release-body.md").read_text()
-    assert f"{score}/96" in body
+    assert f"{score}/{total}" in body
     key = keys.student_key(SECRET, "alice")
     assert str(key) not in (checkout / "result.json").read_text() and keys.tag(key) in body
 

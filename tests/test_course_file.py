@@ -10,6 +10,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import sample_course
 
 from graders import keys
 from graders.cli import main
@@ -18,9 +19,6 @@ from graders.course.course_file import CourseError
 from graders.judge.checks import cost
 from graders.ops import BY_NAME
 from graders.tasks import BY_ID, TASKS
-
-# The course of the end-to-end bar: Adam (3.3) and the PyTorch loop (6.1) dropped, 1.4 worth 10 points: 96 in all.
-DROPS = {'"3.3" = 5': '"3.3" = 0', '"6.1" = 4': '"6.1" = 0', '"1.4" = 5': '"1.4" = 10'}
 
 
 def course_text(changes: dict[str, str] | None = None, secret: str = "ab" * 32) -> str:
@@ -42,12 +40,13 @@ def line_of(text: str, needle: str) -> int:
 
 
 def test_course_init_writes_every_default_with_a_comment_and_a_fresh_private_secret(tmp_path):
-    """Does `course init` write a file that loads as the default course (every task with the table's points, 100 in
-    all), comments every setting, holds a fresh 64-digit secret, and is readable by its owner alone?"""
+    """Does `course init` write a file that loads as the default course (every task with the table's points, the
+    table's total in all), comments every setting, holds a fresh 64-digit secret, and is readable by its owner
+    alone?"""
     path = tmp_path / "course.toml"
     assert main(["course", "init", str(path)]) == 0
     course = course_file.load(path)
-    assert course.points_by_task == {t.id: t.points for t in TASKS} and course.total == 100
+    assert course.points_by_task == {t.id: t.points for t in TASKS} and course.total == sample_course.TABLE_TOTAL
     assert re.fullmatch(r"[0-9a-f]{64}", course.secret)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     text = path.read_text()
@@ -63,13 +62,13 @@ def test_course_init_writes_every_default_with_a_comment_and_a_fresh_private_sec
     assert main(["course", "init", str(path)]) == 2  # never over a course file (its secret) unless --force
 
 
-def test_a_course_that_drops_adam_and_the_torch_loop_and_weighs_matmul_double_totals_96(tmp_path):
+def test_a_course_that_drops_adam_and_the_torch_loop_and_weighs_matmul_double_totals_what_its_points_add_to(tmp_path):
     """Do 0 points leave a task out (6.2, which grades 6.1's code, goes with 6.1), does a task left out of the
     table keep its points, and is the total what the points add to?"""
-    course = course_file.load(written(tmp_path, course_text(DROPS)))
+    course = course_file.load(written(tmp_path, course_text(sample_course.DROPS)))
     assert "3.3" not in course.tasks and "6.1" not in course.tasks and "6.2" not in course.tasks
-    assert course.points("1.4") == 10 and course.points("2.1") == 8 and course.total == 96
-    assert course.tasks == tuple(t.id for t in TASKS if t.id not in ("3.3", "6.1", "6.2"))
+    assert course.points("1.4") == 10 and course.points("2.1") == 8 and course.total == sample_course.TOTAL
+    assert course.tasks == sample_course.TASK_IDS
     kept = course_file.load(written(tmp_path, course_text({'"1.1" = 4': ""}), "kept.toml"))
     assert kept.points("1.1") == 4 and "6.2" in kept.tasks and kept.points("6.2") == 0
 
@@ -124,7 +123,7 @@ def test_the_commands_say_a_bad_course_file_in_one_line_and_stop_before_grading(
 def test_rotate_gives_a_fresh_secret_and_keeps_everything_else(tmp_path):
     """Does `course rotate` change the secret line alone (every student's key with it), keeping the points and
     comments as the instructor wrote them?"""
-    path = written(tmp_path, course_text(DROPS))
+    path = written(tmp_path, course_text(sample_course.DROPS))
     before = path.read_text()
     assert main(["course", "rotate", str(path)]) == 0
     after = path.read_text()
@@ -137,7 +136,7 @@ def test_rotate_gives_a_fresh_secret_and_keeps_everything_else(tmp_path):
 def test_the_public_copy_of_a_course_holds_no_secret_and_reads_back_the_same(tmp_path, monkeypatch):
     """Does the copy of a course that others may read (Classroom 50's bundle) leave the secret out, and read back as
     the same tasks, points, late policy and visibility; and does $AUTOGRAD_LAB_SECRET then give the secret?"""
-    changes = {**DROPS, "# due = 2026-03-01T23:59:00-05:00": "due = 2026-03-01T23:59:00-05:00",
+    changes = {**sample_course.DROPS, "# due = 2026-03-01T23:59:00-05:00": "due = 2026-03-01T23:59:00-05:00",
                '# "alice" = 2026-03-04T23:59:00-05:00': '"Alice" = 2026-03-04T23:59:00-05:00',
                '# "5.4" = "after_due_date"': '"5.4" = "after_due_date"'}
     course = course_file.load(written(tmp_path, course_text(changes)))
@@ -203,7 +202,7 @@ def test_each_students_key_comes_from_the_secret_and_their_identity_alone():
 def test_a_grade_of_the_course_takes_its_tasks_points_and_the_students_key_never_shown(tmp_path):
     """Does a grade in a course take the course's tasks and points, the student's key (shown as a tag, never the
     key), an instructor's own --key as given, and refuse --tasks the course leaves out?"""
-    course = course_file.load(written(tmp_path, course_text(DROPS)))
+    course = course_file.load(written(tmp_path, course_text(sample_course.DROPS)))
     how = course_file.grading(course, "alice")
     assert how["key"] == course.key_for("alice") and str(how["key"]) not in how["key_shown"]
     assert how["tasks"] == list(course.tasks) and how["points"]["1.4"] == 10

@@ -20,6 +20,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import sample_course
 from corpus import make_submission
 from solution_scan import scan_zip
 
@@ -30,13 +31,13 @@ from graders.course import course_file, templates
 REPO = Path(__file__).resolve().parent.parent
 
 
-# The course of the zip: Adam (3.3) and the PyTorch loop (6.1) dropped, 1.4 worth 10 points (96 in all), 5.4's test
+# The course of the zip: sample_course's (Adam and the PyTorch loop left out, 1.4 worth 10 points), with 5.4's test
 # shown after the due date, and a due date with 10% a day.
 SECRET = "ab" * 32
 DUE = "2027-03-01T23:59:00+00:00"
-COURSE = (course_file.template(SECRET).replace('"3.3" = 5', '"3.3" = 0').replace('"6.1" = 4', '"6.1" = 0')
-          .replace('"1.4" = 5', '"1.4" = 10').replace("# due = 2026-03-01T23:59:00-05:00", f"due = {DUE}")
-          .replace('# "5.4" = "after_due_date"', '"5.4" = "after_due_date"'))
+COURSE = sample_course.text(SECRET, {"# due = 2026-03-01T23:59:00-05:00": f"due = {DUE}",
+                                     '# "5.4" = "after_due_date"': '"5.4" = "after_due_date"'})
+COURSE_TOTAL = sample_course.TOTAL
 ON_TIME = {"id": 4242, "created_at": "2027-03-01T12:00:00.000000-00:00", "assignment": {"title": "lab"},
            "users": [{"email": "alice@example.edu", "id": 1234, "name": "Alice"}]}
 
@@ -108,12 +109,14 @@ def test_the_zip_holds_setup_run_autograder_every_pin_the_course_and_a_wheel_wit
 @pytest.mark.slow
 def test_run_autograder_grades_with_the_students_key_the_courses_points_and_visibility(autograder_zip, tmp_path):
     """Does run_autograder grade a correct submission (handed in as a folder holding exercises/) to full marks in
-    the course (96 points, 21 tasks), with the key of its Gradescope user (shown as a tag), each test's visibility
-    from the course, and otherwise the same results.json as `autograd-lab grade` with the same course and key?"""
+    the course (its total, one test for each of its tasks), with the key of its Gradescope user (shown as a tag),
+    each test's visibility from the course, and otherwise the same results.json as `autograd-lab grade` with the same
+    course and key?"""
     root = fake_autograder(tmp_path / "autograder", autograder_zip)
     make_submission(root / "submission", "exercises", [])
     results = run_autograder(root)
-    assert (results["score"], results["extra_data"]["max_score"], len(results["tests"])) == (96, 96, 21)
+    assert (results["score"], results["extra_data"]["max_score"]) == (COURSE_TOTAL, COURSE_TOTAL)
+    assert [t["number"] for t in results["tests"]] == list(sample_course.TASK_IDS)
     assert {t["number"]: t["visibility"] for t in results["tests"]}["5.4"] == "after_due_date"
     assert {t["visibility"] for t in results["tests"] if t["number"] != "5.4"} == {"visible"}
     key = keys.student_key(SECRET, "gradescope:1234")
@@ -135,9 +138,9 @@ def test_a_late_submission_loses_the_courses_penalty_and_says_so(autograder_zip,
     root = fake_autograder(tmp_path / "autograder", autograder_zip, late)
     make_submission(root / "submission", "exercises", [])
     results = run_autograder(root)
-    assert results["score"] == pytest.approx(96 * 0.8)
+    assert results["score"] == pytest.approx(COURSE_TOTAL * 0.8)
     assert "Late: late by 2 days: -20% (10% a day, at most 50%)." in results["output"]
-    assert sum(t["score"] for t in results["tests"]) == 96
+    assert sum(t["score"] for t in results["tests"]) == COURSE_TOTAL
 
 
 @pytest.mark.slow
@@ -180,7 +183,7 @@ def test_a_zip_built_without_a_course_file_gets_a_fresh_secret_kept_beside_it(tm
     assert str(kept) in capsys.readouterr().out and stat.S_IMODE(kept.stat().st_mode) == 0o600
     with zipfile.ZipFile(tmp_path / "a.zip") as zf:
         inside = course_file.parse(zf.read("course.toml").decode(), Path("course.toml"))
-    assert inside.secret == course_file.load(kept).secret and inside.total == 100
+    assert inside.secret == course_file.load(kept).secret and inside.total == sample_course.TABLE_TOTAL
     (tmp_path / "open.toml").write_text("[tasks]\n")
     assert main(["gradescope", str(tmp_path / "b.zip"), "--wheel", str(wheel), "--course",
                  str(tmp_path / "open.toml")]) == 2

@@ -15,7 +15,9 @@ The samples in tests/lms/ were written by hand from the LMSs' documentation, not
 
 canvas_roster.csv is a Canvas export as a spreadsheet saves it (a byte-order mark), moodle_roster.csv Moodle's
 user columns with a GitHub column the instructor added; canvas_import.csv and moodle_import.csv are the files the
-class below must give, byte for byte.
+class below must give, byte for byte, but for canvas_import.csv's Points Possible: the most a student can score, the
+task table's total, which the sample gives as 100 (the table's total when it was written) and the test reads from
+the table.
 """
 
 from __future__ import annotations
@@ -28,8 +30,11 @@ import pytest
 from graders.classgrade import gradebook, lms
 from graders.classgrade.gradebook import Record
 from graders.cli import main
+from graders.tasks import TASKS
 
 SAMPLES = Path(__file__).resolve().parent / "lms"
+# The Points Possible row of canvas_import.csv, with the total it was written with: the export writes the table's.
+SAMPLE_POINTS_ROW = b"\r\nPoints Possible,,,,,100\r\n"
 
 
 @pytest.fixture
@@ -57,11 +62,14 @@ def test_canvas_import_is_the_documented_shape(out, capsys):
                  "--match", "SIS Login ID", "--column", "Autograd lab"])
     assert code == 0
     written = (out / "canvas-import.csv").read_bytes()
-    assert written == (SAMPLES / "canvas_import.csv").read_bytes()
+    total = sum(task.points for task in TASKS)
+    sample = (SAMPLES / "canvas_import.csv").read_bytes()
+    assert sample.count(SAMPLE_POINTS_ROW) == 1
+    assert written == sample.replace(SAMPLE_POINTS_ROW, f"\r\nPoints Possible,,,,,{total}\r\n".encode())
     assert not written.startswith(b"\xef\xbb\xbf") and b"\r\n" in written
     header, points, *rows = list(csv.reader(written.decode().splitlines()))
     assert header[:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
-    assert points[0] == "Points Possible" and points[-1] == "100"
+    assert points[0] == "Points Possible" and points[-1] == str(total)
     assert [row[3] for row in rows] == ["ada", "Charles", "eve"]
     captured = capsys.readouterr()
     assert "1 graded student(s) not on the roster" in captured.err and "zed" in captured.err

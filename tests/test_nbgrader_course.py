@@ -1,7 +1,7 @@
 """nbgrader end to end, for real: the course `autograd-lab nbgrader` writes, graded by nbgrader itself.
 
 One module fixture builds the course in a temporary folder, in the course of a course file (Adam and the
-PyTorch loop left out, 1.4 worth 10 points: 96 in all), runs `nbgrader generate_assignment`,
+PyTorch loop left out, 1.4 worth 10 points: tests/sample_course.py), runs `nbgrader generate_assignment`,
 submits three students (alice: the reference solution; bob: the solution with a sign flipped in the
 backward rule of @, whose notebook also lost two cells and had one edited; mallory: the stubs, with a
 notebook and files that try to forge a score and to harm alice, graded before her), runs `nbgrader
@@ -32,6 +32,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import sample_course
 
 from graders import paths
 from graders.course import build, course_file
@@ -47,9 +48,8 @@ MATMUL_RULE = "return g @ w.T, x.T @ g"
 MATMUL_RULE_SIGN_FLIPPED = "return g @ w.T, -(x.T @ g)"
 BOB_DELETES, BOB_EDITS = ("setup", "task_3_1"), "task_1_1"
 NBGRADER_TIMEOUT = 1200
-# The course: Adam (3.3) and the PyTorch loop (6.1, and 6.2 with it) left out, 1.4 worth 10 points: 96 in all.
-COURSE_TEXT = (course_file.template("ab" * 32).replace('"3.3" = 5', '"3.3" = 0').replace('"6.1" = 4', '"6.1" = 0')
-               .replace('"1.4" = 5', '"1.4" = 10'))
+# The course: sample_course's (Adam and the PyTorch loop left out, 1.4 worth 10 points).
+COURSE_TEXT = sample_course.text("ab" * 32)
 COURSE = course_file.parse(COURSE_TEXT, Path("course.toml"))
 
 
@@ -366,20 +366,21 @@ def test_each_students_total_in_grades_csv_equals_the_cli_score(graded):
     for student in STUDENTS:
         results = graded.cli[student]
         assert float(rows[student]["score"]) == pytest.approx(results["score"]), student
-        assert float(rows[student]["max_score"]) == pytest.approx(results["extra_data"]["max_score"]) == 96
+        most = float(rows[student]["max_score"])
+        assert most == pytest.approx(results["extra_data"]["max_score"]) == sample_course.TOTAL
 
 
 def test_the_three_students_score_as_their_files_deserve(graded):
-    """Do the reference solution score full marks in the course, 96 of 96, in the gradebook as in the CLI, the
+    """Do the reference solution score full marks in the course, its total, in the gradebook as in the CLI, the
     stubs 0 (whatever mallory's notebook tried), and the broken rule of @ lose task 1.4's 10 points?"""
     from nbgrader.api import Gradebook
 
-    assert graded.cli["alice"]["score"] == 96, task_scores(graded.cli["alice"])
+    assert graded.cli["alice"]["score"] == sample_course.TOTAL, task_scores(graded.cli["alice"])
     with Gradebook(f"sqlite:///{graded.course / 'gradebook.db'}") as gradebook:
         alice = gradebook.find_submission(ASSIGNMENT, "alice")
-        assert (alice.score, alice.max_score) == (96, 96)
+        assert (alice.score, alice.max_score) == (sample_course.TOTAL, sample_course.TOTAL)
     assert graded.cli["mallory"]["score"] == 0
-    assert task_scores(graded.cli["bob"])["1.4"] == 0 and graded.cli["bob"]["score"] < 96
+    assert task_scores(graded.cli["bob"])["1.4"] == 0 and graded.cli["bob"]["score"] < sample_course.TOTAL
 
 
 def test_the_gradebook_holds_every_cells_score_as_the_cli_scores_its_task(graded):

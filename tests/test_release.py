@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
+import sample_course
 
 from graders import paths
 from graders.cli import main
@@ -170,21 +171,19 @@ def test_release_says_where_the_wheel_goes_and_the_workflow_installs_it_from_the
 
 def test_a_courses_bundle_covers_its_tasks_only(tmp_path):
     """With a course that drops Adam (3.3) and the PyTorch loop (6.1, and 6.2 with it) and gives 1.4 10 points:
-    does the README list the course's tasks and points (96 in all) and not the others, do the public tests leave the
-    dropped tasks out (their own file gone, their markers deselected), do the dropped stubs say they are not part of
-    the course, and is everything else the default bundle's, with no secret anywhere?"""
-    from graders.course import course_file
-
+    does the README list the course's tasks and points (the table's total less the dropped tasks' points, with 1.4's
+    10 for its own, in all) and not the others, do the public tests leave the dropped tasks out (their own file gone,
+    their markers deselected), do the dropped stubs say they are not part of the course, and is everything else the
+    default bundle's, with no secret anywhere?"""
     course = tmp_path / "course.toml"
     secret = "ab" * 32
-    course.write_text(course_file.template(secret).replace('"3.3" = 5', '"3.3" = 0').replace(
-        '"6.1" = 4', '"6.1" = 0').replace('"1.4" = 5', '"1.4" = 10'))
+    course.write_text(sample_course.text(secret))
     assert main(["release", str(tmp_path / "b"), "--course", str(course)]) == 0
     assert main(["release", str(tmp_path / "plain")]) == 0
     mine, plain = bundle_texts(tmp_path / "b"), bundle_texts(tmp_path / "plain")
     assert set(plain) - set(mine) == {"exercises/tests/test_task6_torch.py"} and set(mine) <= set(plain)
     readme = mine["exercises/README.md"]
-    assert "| 1.4 | backward of @ | 10 |" in readme and "(96 in all)" in readme
+    assert "| 1.4 | backward of @ | 10 |" in readme and f"({sample_course.TOTAL} in all)" in readme
     assert "| 3.3 | `optim.py` |" not in readme and "| 6.1 |" not in readme and "| 6.2 |" not in readme
     assert '-m "not (task3_3 or task6_1 or task6_2)"' in mine["exercises/pytest.ini"]
     assert 'raise NotImplementedError("Task 3.3: Adam is not part of this course' in mine["exercises/optim.py"]
