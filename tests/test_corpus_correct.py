@@ -64,16 +64,25 @@ def test_a_correct_submission_in_another_style_gets_full_marks(folder: Path, tmp
     assert report.score == report.max_score
 
 
-def test_a_style_is_graded_on_every_op_it_defines_and_not_on_an_op_added_after_it():
-    """Is every style of tensor.py graded on every op task today (each defines every op of the registry), and would
-    an op that a style's tensor.py does not define (softplus, added after it) leave only that op's task out?"""
-    for folder in styles():
-        if (folder / "tensor.py").exists() and not TASKS_LINE.search((folder / "STYLE.txt").read_text()):
-            assert tasks_of(folder) == TASKS_OF_FILE["tensor.py"], folder.name
+def test_a_style_is_graded_on_every_op_it_defines_and_not_on_an_op_added_after_it(monkeypatch):
+    """Does every style of tensor.py define the same ops of the registry, so that an op one style lacks is an op
+    added after them all (left out of each one's grade) and never a rule one style lost (which would go ungraded),
+    does the reference define every op, and would an op a style does not define (softplus, as task 1.8's) leave out
+    only that op's task?"""
+    texts = {folder.name: (folder / "tensor.py").read_text() for folder in styles()
+             if (folder / "tensor.py").exists() and not TASKS_LINE.search((folder / "STYLE.txt").read_text())}
+    assert len(texts) >= 5
+    reference = (SOLUTIONS / "tensor.py").read_text()
+    for op in ops.OPS:
+        defined = sorted(name for name, text in texts.items() if defines(text, op))
+        assert defined in ([], sorted(texts)), f"{op.name} is defined by {defined} only"
+        assert defines(reference, op), op.name
     softplus = ops.Op("softplus", "lambda x: x.softplus()", (), ops.Cost("x.softplus()", "lambda x: x", 15.0))
-    text = (CORRECT / "kahn" / "tensor.py").read_text()
-    assert not defines(text, softplus)
-    assert all(defines(text, op) for op in ops.OPS)
+    assert not defines(texts["kahn"], softplus) and defines("    def softplus(self):\n", softplus)
+    before = tasks_of(CORRECT / "kahn")
+    of_task = ops.of_task
+    monkeypatch.setattr(ops, "of_task", lambda task: (softplus,) if task == "1.8" else of_task(task))
+    assert tasks_of(CORRECT / "kahn") == tuple(task for task in before if task != "1.8") and "1.8" in before
 
 
 def test_the_corpus_holds_at_least_five_styles():
