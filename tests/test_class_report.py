@@ -307,12 +307,19 @@ TABLE_HEAD = ("# What the class report must name for each task a corpus entry (t
               "# AUTOGRAD_LAB_UPDATE_SNAPSHOTS=1 pytest tests/test_class_report.py -k table, then review the diff.\n")
 
 
+def pinned(entry: str, task: str) -> str:
+    """The message ``entry`` got on ``task``, as its snapshot pins it, with a number where the snapshot pins a line of
+    the student's file as N (tests/test_corpus_wrong.py), so that it reads as a grade's message."""
+    text = (SNAPSHOTS / f"{entry}__{task}.txt").read_text()
+    return re.sub(r"\((\w+\.py), line N\)", r"(\1, line 1)", re.sub(r"\b(\w+\.py):N\b", r"\1:1", text))
+
+
 def class_table() -> str:
     """The table read from the pinned messages: one line per (entry, task it loses), tab-separated."""
     lines = [TABLE_HEAD.rstrip("\n"), "entry\ttask\tmistake"]
     for entry in WRONG:
         for task in entry.loses:
-            reading = mistakes.read((SNAPSHOTS / f"{entry.name}__{task}.txt").read_text())
+            reading = mistakes.read(pinned(entry.name, task))
             lines.append(f"{entry.name}\t{task}\t{reading.mistake or UNRECOGNISED}")
     return "\n".join(lines) + "\n"
 
@@ -400,7 +407,7 @@ def test_a_class_of_the_whole_corpus_gets_each_planted_mistake_named_with_its_st
     planted = planted_class(tmp_path / "subs")
     table = read_class_table()
     broken = {entry for (entry, task), mistake in table.items() if mistake == UNRECOGNISED
-              and mistakes.import_failure((SNAPSHOTS / f"{entry}__{task}.txt").read_text()) is not None}
+              and mistakes.import_failure(pinned(entry, task)) is not None}
     start = time.monotonic()
     summary = batch.grade_all(tmp_path / "subs", tmp_path / "out", jobs=2, settings=batch.Settings(tasks=CLASS_TASKS))
     seconds = time.monotonic() - start
