@@ -18,10 +18,15 @@ TABLE_TOTAL = sum(task.points for task in TASKS)
 TOTAL = TABLE_TOTAL - sum(BY_ID[task].points for task in (*LEFT_OUT, "1.4")) + MATMUL_POINTS
 
 
-def text(secret: str, changes: dict[str, str] | None = None) -> str:
-    """The course file with ``secret``: the template with DROPS, then ``changes``, applied (each must match)."""
+def edited(secret: str, changes: dict[str, str]) -> str:
+    """``course_file.template(secret)`` with each of ``changes`` (a line it writes, and the line in its place)."""
     written = course_file.template(secret)
-    for old, new in {**DROPS, **(changes or {})}.items():
+    for old, new in changes.items():
         assert old in written, old
         written = written.replace(old, new)
     return written
+
+
+def text(secret: str, changes: dict[str, str] | None = None) -> str:
+    """The course file with ``secret``: the template with DROPS, then ``changes``."""
+    return edited(secret, {**DROPS, **(changes or {})})

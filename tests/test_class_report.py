@@ -18,7 +18,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from corpus import BY_NAME, WRONG, make_submission
+from corpus import BY_NAME, WRONG, make_submission, unpin_lines
 from markupsafe import escape
 
 from graders import messages as msg
@@ -308,10 +308,8 @@ TABLE_HEAD = ("# What the class report must name for each task a corpus entry (t
 
 
 def pinned(entry: str, task: str) -> str:
-    """The message ``entry`` got on ``task``, as its snapshot pins it, with a number where the snapshot pins a line of
-    the student's file as N (tests/test_corpus_wrong.py), so that it reads as a grade's message."""
-    text = (SNAPSHOTS / f"{entry}__{task}.txt").read_text()
-    return re.sub(r"\((\w+\.py), line N\)", r"(\1, line 1)", re.sub(r"\b(\w+\.py):N\b", r"\1:1", text))
+    """The message ``entry`` got on ``task``, as its snapshot pins it, read back as a grade's message."""
+    return unpin_lines((SNAPSHOTS / f"{entry}__{task}.txt").read_text())
 
 
 def class_table() -> str:

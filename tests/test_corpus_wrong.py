@@ -22,7 +22,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from corpus import BY_NAME, WRONG, Wrong, make_submission
+from corpus import BY_NAME, WRONG, Wrong, make_submission, pin_lines
 
 from graders.judge import reference
 from graders.judge.grade import FAILED, PASSED, SKIPPED, Report, grade
@@ -33,11 +33,6 @@ UPDATE = os.environ.get("AUTOGRAD_LAB_UPDATE_SNAPSHOTS") == "1"
 MACHINE_DEPENDENT = (" and CUDA agree",)
 # A cost rung's measured figures (the CPU seconds and their ratio to numpy's), which no two runs share: pinned as "N".
 MEASURED = re.compile(r"calls took [\d.]+ s of CPU time, \d+ times (.*?) \([\d.]+ s for as many calls\)")
-# A line of the student's file a message points at ("tensor.py:353 in backward", a syntax error's "(tensor.py, line
-# 262)"): the reference's layout, which an op added to solutions/ moves, pinned as "N" (the message's words are what
-# a snapshot holds).
-LINE_OF_FILE = re.compile(r"\b(\w+\.py):\d+\b")
-LINE_IN_FILE = re.compile(r"\((\w+\.py), line \d+\)")
 MAX_LINES = 12
 
 
@@ -49,7 +44,7 @@ def normalized(message: str) -> str:
     for phrase in MACHINE_DEPENDENT:
         message = message.replace(phrase, "")
     message = MEASURED.sub(r"calls took N s of CPU time, N times \1 (N s for as many calls)", message)
-    message = LINE_IN_FILE.sub(r"(\1, line N)", LINE_OF_FILE.sub(r"\1:N", message))
+    message = pin_lines(message)
     return message.rstrip("\n") + "\n"
 
 

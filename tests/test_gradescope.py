@@ -37,7 +37,6 @@ SECRET = "ab" * 32
 DUE = "2027-03-01T23:59:00+00:00"
 COURSE = sample_course.text(SECRET, {"# due = 2026-03-01T23:59:00-05:00": f"due = {DUE}",
                                      '# "5.4" = "after_due_date"': '"5.4" = "after_due_date"'})
-COURSE_TOTAL = sample_course.TOTAL
 ON_TIME = {"id": 4242, "created_at": "2027-03-01T12:00:00.000000-00:00", "assignment": {"title": "lab"},
            "users": [{"email": "alice@example.edu", "id": 1234, "name": "Alice"}]}
 
@@ -115,7 +114,7 @@ def test_run_autograder_grades_with_the_students_key_the_courses_points_and_visi
     root = fake_autograder(tmp_path / "autograder", autograder_zip)
     make_submission(root / "submission", "exercises", [])
     results = run_autograder(root)
-    assert (results["score"], results["extra_data"]["max_score"]) == (COURSE_TOTAL, COURSE_TOTAL)
+    assert (results["score"], results["extra_data"]["max_score"]) == (sample_course.TOTAL, sample_course.TOTAL)
     assert [t["number"] for t in results["tests"]] == list(sample_course.TASK_IDS)
     assert {t["number"]: t["visibility"] for t in results["tests"]}["5.4"] == "after_due_date"
     assert {t["visibility"] for t in results["tests"] if t["number"] != "5.4"} == {"visible"}
@@ -138,9 +137,9 @@ def test_a_late_submission_loses_the_courses_penalty_and_says_so(autograder_zip,
     root = fake_autograder(tmp_path / "autograder", autograder_zip, late)
     make_submission(root / "submission", "exercises", [])
     results = run_autograder(root)
-    assert results["score"] == pytest.approx(COURSE_TOTAL * 0.8)
+    assert results["score"] == pytest.approx(sample_course.TOTAL * 0.8)
     assert "Late: late by 2 days: -20% (10% a day, at most 50%)." in results["output"]
-    assert sum(t["score"] for t in results["tests"]) == COURSE_TOTAL
+    assert sum(t["score"] for t in results["tests"]) == sample_course.TOTAL
 
 
 @pytest.mark.slow
